@@ -1,0 +1,255 @@
+/*
+ * bloomgate.h — the public C API of the bloomgate core.
+ *
+ * The core is C11 with no I/O: it never prints, exits, aborts or touches a
+ * file. Every function that can fail returns a bg_status (BG_OK = 0, errors
+ * are negative). Every allocation is checked; out of memory is BG_E_NOMEM.
+ * The same sources build natively and to WebAssembly and give bit-identical
+ * filters and files on both (docs/FORMAT.md is the byte-level spec).
+ *
+ * Notation follows the Bloom filter literature: m bits, k probes per key,
+ * n items, target false-positive probability p.
+ */
+#ifndef BLOOMGATE_H
+#define BLOOMGATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BG_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------------ */
+/* Status codes: one list generates the enum, the names and the messages.    */
+/* The JavaScript wrapper reads names from bg_status_name(), so the codes   */
+/* users see (err.code === 'E_CHECKSUM') come from this table alone.         */
+/* ------------------------------------------------------------------------ */
+#define BG_STATUS_LIST(X)                                                            \
+  X(OK, 0, "ok")                                                                      \
+  X(E_ARG, -1, "invalid argument")                                                    \
+  X(E_RANGE, -2, "capacity or error rate out of range")                               \
+  X(E_NOMEM, -3, "out of memory")                                                     \
+  X(E_TOO_LARGE, -4, "filter size exceeds the supported maximum")                     \
+  X(E_TRUNCATED, -5, "filter file is truncated")                                      \
+  X(E_MAGIC, -6, "not a bloomgate filter file (bad magic bytes)")                     \
+  X(E_VERSION, -7, "unsupported filter file format version")                          \
+  X(E_HEADER, -8, "filter file header is inconsistent")                               \
+  X(E_TRAILING, -9, "filter file has bytes after its payload")                        \
+  X(E_CHECKSUM, -10, "filter file checksum mismatch (corrupted)")                     \
+  X(E_KIND, -11, "unknown or unsupported filter kind")                                \
+  X(E_KEY_ENCODING, -12, "unknown or unsupported key encoding")                       \
+  X(E_HASH, -13, "unknown hash algorithm")                                            \
+  X(E_PAYLOAD, -14, "filter payload is inconsistent with its header")                 \
+  X(E_INCOMPATIBLE, -15, "filters are incompatible (kind, m, k, seed, hash or key encoding differ)") \
+  X(E_BUFFER, -16, "destination buffer is too small")                                 \
+  X(E_METADATA, -17, "metadata block is too large")
+
+typedef enum {
+#define BG_STATUS_ENUM(name, value, message) BG_##name = value,
+  BG_STATUS_LIST(BG_STATUS_ENUM)
+#undef BG_STATUS_ENUM
+} bg_status;
+
+/** @brief Human-readable message for a status code ("checksum mismatch ..."). Never NULL. */
+const char *bg_strerror(int status);
+/** @brief Stable name of a status code without the BG_ prefix ("E_CHECKSUM"). Never NULL. */
+const char *bg_status_name(int status);
+
+/* ------------------------------------------------------------------------ */
+/* Enumerations stored in the file header.                                   */
+/* ------------------------------------------------------------------------ */
+typedef enum {
+  BG_KIND_CLASSIC = 1 /* the classic Bloom filter; 2..7 are reserved for the other kinds */
+} bg_kind;
+
+typedef enum {
+  BG_KEY_UTF8 = 0, /* the item's bytes are the key (strings as UTF-8) */
+  BG_KEY_SHA1 = 1, /* the key is the 20-byte SHA-1 of the item (breached-password filters) */
+  BG_KEY_URL = 2   /* reserved: SHA-256 of Safe Browsing URL expressions (not yet supported) */
+} bg_key_encoding;
+
+typedef enum {
+  BG_HASH_XXH3_128 = 1 /* XXH3-128 seeded; enhanced double hashing; multiply-shift reduction */
+} bg_hash_algorithm;
+
+/* ------------------------------------------------------------------------ */
+/* Limits. Every size product is checked against these before allocation.   */
+/* ------------------------------------------------------------------------ */
+#define BG_MAX_BITS ((uint64_t)1 << 43)      /* 1 TiB of bits; wasm is bounded by its 4 GiB memory first */
+#define BG_MAX_K 64u                         /* p >= ~5e-20; beyond that more bits per key buy nothing real */
+#define BG_MAX_CAPACITY ((uint64_t)1 << 53)  /* exact in a double, so JavaScript sees the same number */
+#define BG_MAX_METADATA (1u << 20)           /* 1 MiB of metadata JSON */
+#define BG_HEADER_SIZE 128u                  /* fixed part of the .bgf header */
+#define BG_PAYLOAD_ALIGN 64u                 /* payload offset alignment (cache line) */
+#define BG_FORMAT_VERSION 1u
+
+/* ------------------------------------------------------------------------ */
+/* Sizing: (n, p) -> (m, k), and what a filter's fill says about it.          */
+/* ------------------------------------------------------------------------ */
+/**
+ * @brief Size a classic filter: m = ceil(-n ln p / (ln 2)^2), k = max(1, round((m/n) ln 2)).
+ * @pre capacity in [1, BG_MAX_CAPACITY], 0 < error_rate < 1.
+ * @return BG_OK; BG_E_RANGE for a bad capacity/rate or a k above BG_MAX_K;
+ *         BG_E_TOO_LARGE when m exceeds BG_MAX_BITS.
+ */
+bg_status bg_size_for(uint64_t capacity, double error_rate, uint64_t *m, uint32_t *k);
+/** @brief (1 - e^(-kn/m))^k: the false-positive rate expected after n inserts. */
+double bg_theoretical_error_rate(uint64_t m, uint32_t k, uint64_t n);
+/** @brief n* = -(m/k) ln(1 - X/m): items implied by X set bits (infinity when every bit is set). */
+double bg_estimated_items(uint64_t m, uint32_t k, uint64_t bits_set);
+/** @brief (X/m)^k: the false-positive rate the current fill implies. */
+double bg_estimated_error_rate(uint64_t m, uint32_t k, uint64_t bits_set);
+
+/* ------------------------------------------------------------------------ */
+/* Hashing: where a key becomes bit positions (hash.c).                       */
+/* ------------------------------------------------------------------------ */
+typedef struct {
+  uint64_t h1, h2; /* low and high halves of XXH3-128(key, seed) */
+} bg_hash_pair;
+
+/** @brief The two base hashes of a key: XXH3_128bits_withSeed(key, len, seed). */
+bg_hash_pair bg_hash(const void *key, size_t len, uint64_t seed);
+/**
+ * @brief The k positions in [0, m) of a hashed key, by enhanced double hashing:
+ *        x = h1, y = h2; for i in 0..k-1: out[i] = reduce(x, m); x += y; y += i + 1
+ *        (all mod 2^64), with reduce() the multiply-shift range reduction of docs/FORMAT.md.
+ */
+void bg_positions(bg_hash_pair hash, uint64_t m, uint32_t k, uint64_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Digests (sha.c): keys for password filters, integrity of downloads.      */
+/* ------------------------------------------------------------------------ */
+/** @brief SHA-1 of data into out[20]. */
+void bg_sha1(const void *data, size_t len, uint8_t out[20]);
+
+typedef struct {
+  uint32_t state[8];
+  uint64_t length; /* bytes hashed so far */
+  uint8_t block[64];
+  uint32_t used; /* bytes in block */
+} bg_sha256_ctx;
+void bg_sha256_init(bg_sha256_ctx *ctx);
+void bg_sha256_update(bg_sha256_ctx *ctx, const void *data, size_t len);
+void bg_sha256_final(bg_sha256_ctx *ctx, uint8_t out[32]);
+/** @brief One-shot SHA-256 of data into out[32]. */
+void bg_sha256(const void *data, size_t len, uint8_t out[32]);
+
+/**
+ * @brief Apply a key encoding to an item.
+ * For BG_KEY_UTF8 *key points at the item itself; for BG_KEY_SHA1 it points at
+ * scratch (at least 32 bytes) holding the digest.
+ * @return BG_OK or BG_E_KEY_ENCODING.
+ */
+bg_status bg_encode_key(int key_encoding, const void *item, size_t len, uint8_t *scratch,
+                        const uint8_t **key, size_t *key_len);
+
+/* ------------------------------------------------------------------------ */
+/* The .bgf container header (format.c). See docs/FORMAT.md.                 */
+/* ------------------------------------------------------------------------ */
+typedef struct {
+  uint32_t version, kind, key_encoding, hash_algorithm, k, metadata_length;
+  uint64_t m, capacity, count, seed, generation, payload_offset, payload_length, file_length;
+  double error_rate;
+  uint8_t list_id[16];
+  uint64_t checksum;
+} bg_header;
+
+/**
+ * @brief Read the fixed header and check the fields that fix the file's length.
+ * Needs only the first BG_HEADER_SIZE bytes: a streaming loader learns
+ * header->file_length before it has (or allocates for) the payload.
+ * @return BG_OK, BG_E_TRUNCATED (fewer than BG_HEADER_SIZE bytes), BG_E_MAGIC,
+ *         BG_E_VERSION, BG_E_HEADER or BG_E_TOO_LARGE.
+ */
+bg_status bg_header_peek(const uint8_t *src, size_t src_size, bg_header *header);
+/**
+ * @brief Validate a whole file: lengths, checksum, kind, key encoding, hash, and
+ * the kind's own parameters against its payload. Allocates nothing.
+ */
+bg_status bg_file_validate(const uint8_t *src, size_t src_size, bg_header *header);
+/** @brief The checksum a file should carry: XXH3-64 (seed 0) of bytes [16, file_length). */
+uint64_t bg_file_checksum(const uint8_t *src, size_t file_length);
+
+/* ------------------------------------------------------------------------ */
+/* The classic Bloom filter (bloom.c).                                       */
+/* ------------------------------------------------------------------------ */
+typedef struct bg_bloom bg_bloom;
+
+/** @brief Everything a filter knows about itself. */
+typedef struct {
+  uint32_t kind, k, key_encoding, hash_algorithm;
+  uint64_t m, capacity, count, seed, generation, bits_set;
+  uint64_t payload_bytes, serialized_bytes;
+  double error_rate;             /* the target it was sized for */
+  double fill_ratio;             /* bits_set / m */
+  double estimated_items;        /* from the fill ratio */
+  double estimated_error_rate;   /* from the fill ratio: what queries see now */
+  double theoretical_error_rate; /* (1 - e^(-k count/m))^k */
+  uint8_t list_id[16];
+} bg_info;
+
+/**
+ * @brief Create an empty filter sized for capacity items at error_rate.
+ * @return BG_OK, BG_E_ARG, BG_E_RANGE, BG_E_KEY_ENCODING, BG_E_TOO_LARGE or BG_E_NOMEM.
+ */
+bg_status bg_bloom_create(uint64_t capacity, double error_rate, uint64_t seed, int key_encoding,
+                          bg_bloom **out);
+/** @brief Release a filter (NULL is fine). */
+void bg_bloom_free(bg_bloom *filter);
+/** @brief Zero every bit and the item count. */
+void bg_bloom_clear(bg_bloom *filter);
+
+/** @brief Add an item; the filter's key encoding is applied first. */
+bg_status bg_bloom_add(bg_bloom *filter, const void *item, size_t len);
+/** @return 1 (maybe), 0 (definitely not) or a negative bg_status. */
+int bg_bloom_contains(const bg_bloom *filter, const void *item, size_t len);
+/** @brief Add a key that is already encoded (e.g. a 20-byte SHA-1 from a breach dump). */
+bg_status bg_bloom_add_key(bg_bloom *filter, const void *key, size_t len);
+/** @return 1, 0 or a negative bg_status, for an already-encoded key. */
+int bg_bloom_contains_key(const bg_bloom *filter, const void *key, size_t len);
+
+/**
+ * @brief Batches: item i is items[offsets[i] .. offsets[i+1]); offsets has count+1
+ * entries. Hashes a group of items first and probes second, so memory
+ * latency overlaps. results[i] = 1 or 0.
+ */
+bg_status bg_bloom_add_many(bg_bloom *filter, const uint8_t *items, const uint32_t *offsets,
+                            size_t count);
+bg_status bg_bloom_contains_many(const bg_bloom *filter, const uint8_t *items,
+                                 const uint32_t *offsets, size_t count, uint8_t *results);
+
+/** @brief dst |= src; both must share kind, m, k, seed, hash and key encoding. */
+bg_status bg_bloom_merge(bg_bloom *dst, const bg_bloom *src);
+/** @brief Number of set bits (popcount of the payload). */
+uint64_t bg_bloom_bit_count(const bg_bloom *filter);
+/** @brief Fill *info. */
+void bg_bloom_info(const bg_bloom *filter, bg_info *info);
+
+/** @brief Attach metadata (UTF-8 JSON by convention; copied; at most BG_MAX_METADATA bytes). */
+bg_status bg_bloom_set_metadata(bg_bloom *filter, const void *data, size_t len);
+/** @brief The metadata block (not NUL-terminated); *len = 0 when there is none. */
+const uint8_t *bg_bloom_metadata(const bg_bloom *filter, size_t *len);
+/** @brief Name the list this filter was built from and its generation. */
+void bg_bloom_set_identity(bg_bloom *filter, const uint8_t list_id[16], uint64_t generation);
+
+/** @brief Exact size of bg_bloom_serialize()'s output. */
+size_t bg_bloom_serialized_size(const bg_bloom *filter);
+/** @brief Write the .bgf file into dst; *written = bytes written. */
+bg_status bg_bloom_serialize(const bg_bloom *filter, uint8_t *dst, size_t dst_capacity,
+                             size_t *written);
+/** @brief Validate a .bgf file and build a filter from a copy of its payload. */
+bg_status bg_bloom_deserialize(const uint8_t *src, size_t src_size, bg_bloom **out);
+/**
+ * @brief Like bg_bloom_deserialize, but takes ownership of buffer (from malloc)
+ * and uses the payload in place, with no copy. On error the buffer stays the
+ * caller's.
+ */
+bg_status bg_bloom_deserialize_owned(uint8_t *buffer, size_t size, bg_bloom **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BLOOMGATE_H */

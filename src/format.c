@@ -1,0 +1,131 @@
+/*
+ * format.c — the .bgf container: the fixed header, its validation, and the
+ * checksum. docs/FORMAT.md is the specification; this file and that one
+ * change together. Validation runs top-down and allocates nothing: first the
+ * fields that fix the file's length (so a streaming reader can size its
+ * buffer), then the length against the bytes actually present, then the
+ * checksum, and only then the fields whose meaning depends on the kind.
+ */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "internal.h"
+
+static const uint8_t BG_MAGIC[8] = {0x89, 'B', 'G', 'F', '\r', '\n', 0x1a, '\n'};
+
+/* Field offsets in the fixed header (all little-endian). */
+enum {
+  OFF_MAGIC = 0,
+  OFF_CHECKSUM = 8,
+  OFF_VERSION = 16,
+  OFF_HEADER_SIZE = 18,
+  OFF_KIND = 20,
+  OFF_KEY_ENCODING = 21,
+  OFF_HASH = 22,
+  OFF_FLAGS = 23,
+  OFF_K = 24,
+  OFF_METADATA_LENGTH = 28,
+  OFF_M = 32,
+  OFF_CAPACITY = 40,
+  OFF_ERROR_RATE = 48,
+  OFF_COUNT = 56,
+  OFF_SEED = 64,
+  OFF_GENERATION = 72,
+  OFF_LIST_ID = 80,
+  OFF_PAYLOAD_OFFSET = 96,
+  OFF_PAYLOAD_LENGTH = 104,
+  OFF_RESERVED = 112 /* 16 bytes, zero in version 1 */
+};
+
+/* The largest payload any kind may declare: every bit of BG_MAX_BITS, plus slack for per-kind headers. */
+#define BG_MAX_PAYLOAD (BG_MAX_BITS / 8 + 4096)
+
+void bg__header_write(const bg_header *h, uint8_t *dst) {
+  memset(dst, 0, BG_HEADER_SIZE);
+  memcpy(dst + OFF_MAGIC, BG_MAGIC, sizeof BG_MAGIC);
+  bg__put_u16(dst + OFF_VERSION, BG_FORMAT_VERSION);
+  bg__put_u16(dst + OFF_HEADER_SIZE, BG_HEADER_SIZE);
+  dst[OFF_KIND] = (uint8_t)h->kind;
+  dst[OFF_KEY_ENCODING] = (uint8_t)h->key_encoding;
+  dst[OFF_HASH] = (uint8_t)h->hash_algorithm;
+  bg__put_u32(dst + OFF_K, h->k);
+  bg__put_u32(dst + OFF_METADATA_LENGTH, h->metadata_length);
+  bg__put_u64(dst + OFF_M, h->m);
+  bg__put_u64(dst + OFF_CAPACITY, h->capacity);
+  bg__put_f64(dst + OFF_ERROR_RATE, h->error_rate);
+  bg__put_u64(dst + OFF_COUNT, h->count);
+  bg__put_u64(dst + OFF_SEED, h->seed);
+  bg__put_u64(dst + OFF_GENERATION, h->generation);
+  memcpy(dst + OFF_LIST_ID, h->list_id, 16);
+  bg__put_u64(dst + OFF_PAYLOAD_OFFSET, h->payload_offset);
+  bg__put_u64(dst + OFF_PAYLOAD_LENGTH, h->payload_length);
+}
+
+uint64_t bg_file_checksum(const uint8_t *src, size_t file_length) {
+  if (file_length < OFF_VERSION) return 0;
+  return XXH3_64bits(src + OFF_VERSION, file_length - OFF_VERSION);
+}
+
+void bg__file_seal(uint8_t *file, size_t file_length) {
+  bg__put_u64(file + OFF_CHECKSUM, bg_file_checksum(file, file_length));
+}
+
+bg_status bg_header_peek(const uint8_t *src, size_t src_size, bg_header *h) {
+  BG_RETURN_IF(!h || (!src && src_size), BG_E_ARG);
+  /* Compare as much of the magic as there is, so a short non-bgf file says "not a filter". */
+  size_t magic_bytes = src_size < sizeof BG_MAGIC ? src_size : sizeof BG_MAGIC;
+  BG_RETURN_IF(magic_bytes && memcmp(src, BG_MAGIC, magic_bytes) != 0, BG_E_MAGIC);
+  BG_RETURN_IF(src_size < OFF_VERSION + 2, BG_E_TRUNCATED);
+  uint16_t version = bg__get_u16(src + OFF_VERSION);
+  BG_RETURN_IF(version != BG_FORMAT_VERSION, BG_E_VERSION);
+  BG_RETURN_IF(src_size < BG_HEADER_SIZE, BG_E_TRUNCATED);
+
+  BG_RETURN_IF(bg__get_u16(src + OFF_HEADER_SIZE) != BG_HEADER_SIZE, BG_E_HEADER);
+  BG_RETURN_IF(src[OFF_FLAGS] != 0, BG_E_HEADER);
+  for (unsigned i = OFF_RESERVED; i < BG_HEADER_SIZE; i++) BG_RETURN_IF(src[i] != 0, BG_E_HEADER);
+
+  memset(h, 0, sizeof *h);
+  h->version = version;
+  h->kind = src[OFF_KIND];
+  h->key_encoding = src[OFF_KEY_ENCODING];
+  h->hash_algorithm = src[OFF_HASH];
+  h->k = bg__get_u32(src + OFF_K);
+  h->metadata_length = bg__get_u32(src + OFF_METADATA_LENGTH);
+  h->m = bg__get_u64(src + OFF_M);
+  h->capacity = bg__get_u64(src + OFF_CAPACITY);
+  h->error_rate = bg__get_f64(src + OFF_ERROR_RATE);
+  h->count = bg__get_u64(src + OFF_COUNT);
+  h->seed = bg__get_u64(src + OFF_SEED);
+  h->generation = bg__get_u64(src + OFF_GENERATION);
+  memcpy(h->list_id, src + OFF_LIST_ID, 16);
+  h->payload_offset = bg__get_u64(src + OFF_PAYLOAD_OFFSET);
+  h->payload_length = bg__get_u64(src + OFF_PAYLOAD_LENGTH);
+  h->checksum = bg__get_u64(src + OFF_CHECKSUM);
+
+  BG_RETURN_IF(h->metadata_length > BG_MAX_METADATA, BG_E_METADATA);
+  BG_RETURN_IF(h->payload_offset != bg__payload_offset(h->metadata_length), BG_E_HEADER);
+  BG_RETURN_IF(h->payload_length > BG_MAX_PAYLOAD, BG_E_TOO_LARGE);
+  /* Both terms are bounded above, so the sum cannot overflow. */
+  h->file_length = h->payload_offset + h->payload_length;
+  BG_RETURN_IF(h->file_length > SIZE_MAX, BG_E_TOO_LARGE);
+  return BG_OK;
+}
+
+bg_status bg_file_validate(const uint8_t *src, size_t src_size, bg_header *h) {
+  bg_header local;
+  if (!h) h = &local;
+  bg_status rc = bg_header_peek(src, src_size, h);
+  if (rc != BG_OK) return rc;
+  BG_RETURN_IF(src_size < h->file_length, BG_E_TRUNCATED);
+  BG_RETURN_IF(src_size > h->file_length, BG_E_TRAILING);
+  BG_RETURN_IF(bg_file_checksum(src, (size_t)h->file_length) != h->checksum, BG_E_CHECKSUM);
+
+  BG_RETURN_IF(h->kind != BG_KIND_CLASSIC, BG_E_KIND);
+  BG_RETURN_IF(h->key_encoding > BG_KEY_URL, BG_E_KEY_ENCODING);
+  BG_RETURN_IF(h->hash_algorithm != BG_HASH_XXH3_128, BG_E_HASH);
+  /* The gap between metadata and payload is padding and must be zero, so one filter has one encoding. */
+  for (uint64_t i = BG_HEADER_SIZE + h->metadata_length; i < h->payload_offset; i++)
+    BG_RETURN_IF(src[i] != 0, BG_E_HEADER);
+
+  return bg__bloom_validate(h, src + h->payload_offset);
+}

@@ -1,0 +1,60 @@
+/* internal.h — helpers shared by the core's files; not part of the public API. */
+#ifndef BLOOMGATE_INTERNAL_H
+#define BLOOMGATE_INTERNAL_H
+
+#include <string.h>
+
+#include "bloomgate.h"
+
+/* Fail fast with a status: the lz4 idiom, used wherever validation reads top-down. */
+#define BG_RETURN_IF(cond, status) \
+  do {                             \
+    if (cond) return (status);     \
+  } while (0)
+
+/* Little-endian field access, byte by byte so it is the same on any host. */
+static inline void bg__put_u16(uint8_t *p, uint16_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+}
+static inline void bg__put_u32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void bg__put_u64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint16_t bg__get_u16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint32_t bg__get_u32(const uint8_t *p) {
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+static inline uint64_t bg__get_u64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+static inline void bg__put_f64(uint8_t *p, double d) {
+  uint64_t v;
+  memcpy(&v, &d, sizeof v);
+  bg__put_u64(p, v);
+}
+static inline double bg__get_f64(const uint8_t *p) {
+  uint64_t v = bg__get_u64(p);
+  double d;
+  memcpy(&d, &v, sizeof d);
+  return d;
+}
+
+/* Offset of the payload for a metadata block of this length: after the header, 64-byte aligned. */
+static inline uint64_t bg__payload_offset(uint64_t metadata_length) {
+  return (BG_HEADER_SIZE + metadata_length + (BG_PAYLOAD_ALIGN - 1)) & ~(uint64_t)(BG_PAYLOAD_ALIGN - 1);
+}
+
+/* format.c: write the fixed header (checksum field left zero) into dst[0..BG_HEADER_SIZE). */
+void bg__header_write(const bg_header *header, uint8_t *dst);
+/* format.c: stamp the checksum of a complete file into its header. */
+void bg__file_seal(uint8_t *file, size_t file_length);
+
+/* bloom.c: the classic kind's checks of its header parameters and payload (after the checksum). */
+bg_status bg__bloom_validate(const bg_header *header, const uint8_t *payload);
+
+#endif /* BLOOMGATE_INTERNAL_H */
