@@ -45,7 +45,10 @@ extern "C" {
   X(E_PAYLOAD, -14, "filter payload is inconsistent with its header")                 \
   X(E_INCOMPATIBLE, -15, "filters are incompatible (kind, m, k, seed, hash or key encoding differ)") \
   X(E_BUFFER, -16, "destination buffer is too small")                                 \
-  X(E_METADATA, -17, "metadata block is too large")
+  X(E_METADATA, -17, "metadata block is too large")                                  \
+  X(E_URL, -18, "URL cannot be parsed or canonicalized")                              \
+  X(E_FULL, -19, "filter is full: the item could not be placed")                       \
+  X(E_UNSUPPORTED, -20, "operation not supported by this filter kind")
 
 typedef enum {
 #define BG_STATUS_ENUM(name, value, message) BG_##name = value,
@@ -147,6 +150,31 @@ bg_status bg_encode_key(int key_encoding, const void *item, size_t len, uint8_t 
                         const uint8_t **key, size_t *key_len);
 
 /* ------------------------------------------------------------------------ */
+/* Safe Browsing URLs (url.c): canonical form and host-suffix x path-prefix   */
+/* expressions, so builders and browsers derive identical keys.               */
+/* ------------------------------------------------------------------------ */
+#define BG_URL_MAX_EXPRESSIONS 30
+#define BG_URL_MAX_LENGTH (64u * 1024u) /* longer inputs are rejected with BG_E_URL */
+
+/**
+ * @brief Canonicalize a URL as the Safe Browsing v4 specification describes.
+ * The host must already be ASCII (callers convert IDN hosts to punycode first;
+ * in JavaScript the WHATWG URL parser does that one step). A URL without a
+ * scheme is taken as http://. Writes the canonical URL (not NUL-terminated).
+ * @return BG_OK, BG_E_URL, BG_E_BUFFER or BG_E_ARG.
+ */
+bg_status bg_url_canonicalize(const char *url, size_t len, char *out, size_t out_capacity,
+                              size_t *out_len);
+/**
+ * @brief The host-suffix x path-prefix expressions of a canonical URL (at most
+ * BG_URL_MAX_EXPRESSIONS), most specific first, each "host/path[?query]"
+ * without scheme. Expression i is out[offsets[i] .. offsets[i+1]); offsets has
+ * room for BG_URL_MAX_EXPRESSIONS + 1 entries.
+ */
+bg_status bg_url_expressions(const char *canonical, size_t len, char *out, size_t out_capacity,
+                             uint32_t *offsets, size_t *count);
+
+/* ------------------------------------------------------------------------ */
 /* The .bgf container header (format.c). See docs/FORMAT.md.                 */
 /* ------------------------------------------------------------------------ */
 typedef struct {
@@ -174,9 +202,10 @@ bg_status bg_file_validate(const uint8_t *src, size_t src_size, bg_header *heade
 uint64_t bg_file_checksum(const uint8_t *src, size_t file_length);
 
 /* ------------------------------------------------------------------------ */
-/* The classic Bloom filter (bloom.c).                                       */
+/* Filters (filter.c): one handle and one verb set for every kind.           */
+/* The kind is chosen at creation, or read from the file when loading.      */
 /* ------------------------------------------------------------------------ */
-typedef struct bg_bloom bg_bloom;
+typedef struct bg_filter bg_filter;
 
 /** @brief Everything a filter knows about itself. */
 typedef struct {
@@ -184,69 +213,104 @@ typedef struct {
   uint64_t m, capacity, count, seed, generation, bits_set;
   uint64_t payload_bytes, serialized_bytes;
   double error_rate;             /* the target it was sized for */
-  double fill_ratio;             /* bits_set / m */
+  double fill_ratio;             /* bits_set / m (occupied slots for slot-based kinds) */
   double estimated_items;        /* from the fill ratio */
   double estimated_error_rate;   /* from the fill ratio: what queries see now */
-  double theoretical_error_rate; /* (1 - e^(-k count/m))^k */
+  double theoretical_error_rate; /* what the kind's math predicts after count items */
   uint8_t list_id[16];
 } bg_info;
 
+/** @brief The name of a kind ("classic", ...), or NULL when this build does not have it. */
+const char *bg_kind_name(int kind);
+
 /**
- * @brief Create an empty filter sized for capacity items at error_rate.
- * @return BG_OK, BG_E_ARG, BG_E_RANGE, BG_E_KEY_ENCODING, BG_E_TOO_LARGE or BG_E_NOMEM.
+ * @brief Create an empty filter of a kind, sized for capacity items at error_rate.
+ * @return BG_OK, BG_E_ARG, BG_E_RANGE, BG_E_KIND, BG_E_KEY_ENCODING, BG_E_TOO_LARGE or BG_E_NOMEM.
  */
-bg_status bg_bloom_create(uint64_t capacity, double error_rate, uint64_t seed, int key_encoding,
-                          bg_bloom **out);
+bg_status bg_filter_create(int kind, uint64_t capacity, double error_rate, uint64_t seed,
+                           int key_encoding, bg_filter **out);
 /** @brief Release a filter (NULL is fine). */
-void bg_bloom_free(bg_bloom *filter);
-/** @brief Zero every bit and the item count. */
-void bg_bloom_clear(bg_bloom *filter);
+void bg_filter_free(bg_filter *filter);
+/** @brief Remove every item. */
+void bg_filter_clear(bg_filter *filter);
 
 /** @brief Add an item; the filter's key encoding is applied first. */
-bg_status bg_bloom_add(bg_bloom *filter, const void *item, size_t len);
+bg_status bg_filter_add(bg_filter *filter, const void *item, size_t len);
 /** @return 1 (maybe), 0 (definitely not) or a negative bg_status. */
-int bg_bloom_contains(const bg_bloom *filter, const void *item, size_t len);
+int bg_filter_contains(const bg_filter *filter, const void *item, size_t len);
 /** @brief Add a key that is already encoded (e.g. a 20-byte SHA-1 from a breach dump). */
-bg_status bg_bloom_add_key(bg_bloom *filter, const void *key, size_t len);
+bg_status bg_filter_add_key(bg_filter *filter, const void *key, size_t len);
 /** @return 1, 0 or a negative bg_status, for an already-encoded key. */
-int bg_bloom_contains_key(const bg_bloom *filter, const void *key, size_t len);
+int bg_filter_contains_key(const bg_filter *filter, const void *key, size_t len);
+/** @brief Remove an item (kinds that support deletion; BG_E_UNSUPPORTED otherwise). */
+bg_status bg_filter_remove(bg_filter *filter, const void *item, size_t len);
+bg_status bg_filter_remove_key(bg_filter *filter, const void *key, size_t len);
 
 /**
  * @brief Batches: item i is items[offsets[i] .. offsets[i+1]); offsets has count+1
  * entries. Hashes a group of items first and probes second, so memory
  * latency overlaps. results[i] = 1 or 0.
  */
+bg_status bg_filter_add_many(bg_filter *filter, const uint8_t *items, const uint32_t *offsets,
+                             size_t count);
+bg_status bg_filter_contains_many(const bg_filter *filter, const uint8_t *items,
+                                  const uint32_t *offsets, size_t count, uint8_t *results);
+
+/** @brief Static kinds build their structure from the added keys; a no-op for the others. */
+bg_status bg_filter_seal(bg_filter *filter);
+/** @brief dst |= src; both must share kind, geometry, seed, hash and key encoding. */
+bg_status bg_filter_merge(bg_filter *dst, const bg_filter *src);
+/** @brief Fill *info. */
+void bg_filter_info(const bg_filter *filter, bg_info *info);
+
+/** @brief Attach metadata (UTF-8 JSON by convention; copied; at most BG_MAX_METADATA bytes). */
+bg_status bg_filter_set_metadata(bg_filter *filter, const void *data, size_t len);
+/** @brief The metadata block (not NUL-terminated); *len = 0 when there is none. */
+const uint8_t *bg_filter_metadata(const bg_filter *filter, size_t *len);
+/** @brief Name the list this filter was built from and its generation. */
+void bg_filter_set_identity(bg_filter *filter, const uint8_t list_id[16], uint64_t generation);
+
+/** @brief Exact size of bg_filter_serialize()'s output. */
+size_t bg_filter_serialized_size(const bg_filter *filter);
+/** @brief Write the .bgf file into dst; *written = bytes written. */
+bg_status bg_filter_serialize(const bg_filter *filter, uint8_t *dst, size_t dst_capacity,
+                              size_t *written);
+/** @brief Validate a .bgf file and build a filter from a copy of its payload. */
+bg_status bg_filter_deserialize(const uint8_t *src, size_t src_size, bg_filter **out);
+/**
+ * @brief Like bg_filter_deserialize, but takes ownership of buffer (from malloc)
+ * and uses the payload in place, with no copy. On error the buffer stays the
+ * caller's.
+ */
+bg_status bg_filter_deserialize_owned(uint8_t *buffer, size_t size, bg_filter **out);
+
+/* ------------------------------------------------------------------------ */
+/* Transitional names for the classic kind (compat_bloom.c), kept while the  */
+/* tests and the wasm boundary move to bg_filter_*; removed after that.      */
+/* ------------------------------------------------------------------------ */
+typedef bg_filter bg_bloom;
+bg_status bg_bloom_create(uint64_t capacity, double error_rate, uint64_t seed, int key_encoding,
+                          bg_bloom **out);
+void bg_bloom_free(bg_bloom *filter);
+void bg_bloom_clear(bg_bloom *filter);
+bg_status bg_bloom_add(bg_bloom *filter, const void *item, size_t len);
+int bg_bloom_contains(const bg_bloom *filter, const void *item, size_t len);
+bg_status bg_bloom_add_key(bg_bloom *filter, const void *key, size_t len);
+int bg_bloom_contains_key(const bg_bloom *filter, const void *key, size_t len);
 bg_status bg_bloom_add_many(bg_bloom *filter, const uint8_t *items, const uint32_t *offsets,
                             size_t count);
 bg_status bg_bloom_contains_many(const bg_bloom *filter, const uint8_t *items,
                                  const uint32_t *offsets, size_t count, uint8_t *results);
-
-/** @brief dst |= src; both must share kind, m, k, seed, hash and key encoding. */
 bg_status bg_bloom_merge(bg_bloom *dst, const bg_bloom *src);
-/** @brief Number of set bits (popcount of the payload). */
 uint64_t bg_bloom_bit_count(const bg_bloom *filter);
-/** @brief Fill *info. */
 void bg_bloom_info(const bg_bloom *filter, bg_info *info);
-
-/** @brief Attach metadata (UTF-8 JSON by convention; copied; at most BG_MAX_METADATA bytes). */
 bg_status bg_bloom_set_metadata(bg_bloom *filter, const void *data, size_t len);
-/** @brief The metadata block (not NUL-terminated); *len = 0 when there is none. */
 const uint8_t *bg_bloom_metadata(const bg_bloom *filter, size_t *len);
-/** @brief Name the list this filter was built from and its generation. */
 void bg_bloom_set_identity(bg_bloom *filter, const uint8_t list_id[16], uint64_t generation);
-
-/** @brief Exact size of bg_bloom_serialize()'s output. */
 size_t bg_bloom_serialized_size(const bg_bloom *filter);
-/** @brief Write the .bgf file into dst; *written = bytes written. */
 bg_status bg_bloom_serialize(const bg_bloom *filter, uint8_t *dst, size_t dst_capacity,
                              size_t *written);
-/** @brief Validate a .bgf file and build a filter from a copy of its payload. */
 bg_status bg_bloom_deserialize(const uint8_t *src, size_t src_size, bg_bloom **out);
-/**
- * @brief Like bg_bloom_deserialize, but takes ownership of buffer (from malloc)
- * and uses the payload in place, with no copy. On error the buffer stays the
- * caller's.
- */
 bg_status bg_bloom_deserialize_owned(uint8_t *buffer, size_t size, bg_bloom **out);
 
 #ifdef __cplusplus

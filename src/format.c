@@ -9,7 +9,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "internal.h"
+#include "kind.h"
 
 static const uint8_t BG_MAGIC[8] = {0x89, 'B', 'G', 'F', '\r', '\n', 0x1a, '\n'};
 
@@ -120,12 +120,13 @@ bg_status bg_file_validate(const uint8_t *src, size_t src_size, bg_header *h) {
   BG_RETURN_IF(src_size > h->file_length, BG_E_TRAILING);
   BG_RETURN_IF(bg_file_checksum(src, (size_t)h->file_length) != h->checksum, BG_E_CHECKSUM);
 
-  BG_RETURN_IF(h->kind != BG_KIND_CLASSIC, BG_E_KIND);
+  const bg_kind_ops *ops = bg__kind_ops(h->kind);
+  BG_RETURN_IF(!ops, BG_E_KIND);
   BG_RETURN_IF(h->key_encoding > BG_KEY_URL, BG_E_KEY_ENCODING);
   BG_RETURN_IF(h->hash_algorithm != BG_HASH_XXH3_128, BG_E_HASH);
   /* The gap between metadata and payload is padding and must be zero, so one filter has one encoding. */
   for (uint64_t i = BG_HEADER_SIZE + h->metadata_length; i < h->payload_offset; i++)
     BG_RETURN_IF(src[i] != 0, BG_E_HEADER);
 
-  return bg__bloom_validate(h, src + h->payload_offset);
+  return ops->validate(h, src + h->payload_offset);
 }

@@ -54,7 +54,8 @@ void bg__header_write(const bg_header *header, uint8_t *dst);
 /* format.c: stamp the checksum of a complete file into its header. */
 void bg__file_seal(uint8_t *file, size_t file_length);
 
-/* bloom.c: the classic kind's checks of its header parameters and payload (after the checksum). */
-bg_status bg__bloom_validate(const bg_header *header, const uint8_t *payload);
+/* filter.c: the operations of a kind, or NULL when this build does not have it. */
+struct bg_kind_ops;
+const struct bg_kind_ops *bg__kind_ops(uint32_t kind);
 
 #endif /* BLOOMGATE_INTERNAL_H */

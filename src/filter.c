@@ -1,0 +1,351 @@
+/*
+ * filter.c — the one handle behind every kind: key encoding, hashing, item
+ * counts, metadata, identity and the .bgf container. Kinds (kind.h) see only
+ * hash pairs and their payload.
+ */
+#include <stdlib.h>
+
+#include "hash_inline.h"
+#include "kind.h"
+
+extern const bg_kind_ops bg_kind_classic;
+
+/* The kinds this build has, indexed by their header id. */
+static const bg_kind_ops *const KINDS[] = {
+    [BG_KIND_CLASSIC] = &bg_kind_classic,
+};
+
+const bg_kind_ops *bg__kind_ops(uint32_t kind) {
+  return kind < sizeof KINDS / sizeof KINDS[0] ? KINDS[kind] : NULL;
+}
+
+const char *bg_kind_name(int kind) {
+  const bg_kind_ops *ops = kind < 0 ? NULL : bg__kind_ops((uint32_t)kind);
+  return ops ? ops->name : NULL;
+}
+
+struct bg_filter {
+  const bg_kind_ops *ops;
+  void *state;   /* the kind's */
+  void *storage; /* a whole file buffer the state uses in place, or NULL */
+  uint64_t capacity, count, seed, generation;
+  double error_rate;
+  uint32_t key_encoding;
+  uint8_t list_id[16];
+  uint8_t *metadata; /* malloc'd copy, or NULL */
+  size_t metadata_length;
+};
+
+bg_status bg_filter_create(int kind, uint64_t capacity, double error_rate, uint64_t seed,
+                           int key_encoding, bg_filter **out) {
+  BG_RETURN_IF(!out, BG_E_ARG);
+  *out = NULL;
+  const bg_kind_ops *ops = kind < 0 ? NULL : bg__kind_ops((uint32_t)kind);
+  BG_RETURN_IF(!ops, BG_E_KIND);
+  BG_RETURN_IF(key_encoding < BG_KEY_UTF8 || key_encoding > BG_KEY_URL, BG_E_KEY_ENCODING);
+  /* NaN fails both comparisons, so it is rejected here too. */
+  BG_RETURN_IF(capacity < 1 || capacity > BG_MAX_CAPACITY || !(error_rate > 0.0 && error_rate < 1.0),
+               BG_E_RANGE);
+  bg_filter *f = (bg_filter *)calloc(1, sizeof *f);
+  BG_RETURN_IF(!f, BG_E_NOMEM);
+  bg_kind_params params = {capacity, error_rate};
+  bg_status rc = ops->create(&params, &f->state);
+  if (rc != BG_OK) {
+    free(f);
+    return rc;
+  }
+  f->ops = ops;
+  f->capacity = capacity;
+  f->error_rate = error_rate;
+  f->seed = seed;
+  f->key_encoding = (uint32_t)key_encoding;
+  *out = f;
+  return BG_OK;
+}
+
+void bg_filter_free(bg_filter *f) {
+  if (!f) return;
+  f->ops->destroy(f->state);
+  free(f->storage);
+  free(f->metadata);
+  free(f);
+}
+
+void bg_filter_clear(bg_filter *f) {
+  if (!f) return;
+  f->ops->clear(f->state);
+  f->count = 0;
+}
+
+/* ---- items to hash pairs ------------------------------------------------ */
+
+/* The key an item stands for under the filter's encoding; scratch holds digests. */
+static bg_status item_key(const bg_filter *f, const void *item, size_t len, uint8_t *scratch,
+                          const uint8_t **key, size_t *key_len) {
+  if (f->key_encoding == BG_KEY_UTF8) {
+    *key = (const uint8_t *)item;
+    *key_len = len;
+    return BG_OK;
+  }
+  return bg_encode_key((int)f->key_encoding, item, len, scratch, key, key_len);
+}
+
+bg_status bg_filter_add_key(bg_filter *f, const void *key, size_t len) {
+  BG_RETURN_IF(!f || (!key && len), BG_E_ARG);
+  bg_status rc = f->ops->add(f->state, bg__hash(key, len, f->seed));
+  if (rc == BG_OK) f->count++;
+  return rc;
+}
+
+int bg_filter_contains_key(const bg_filter *f, const void *key, size_t len) {
+  BG_RETURN_IF(!f || (!key && len), BG_E_ARG);
+  return f->ops->contains(f->state, bg__hash(key, len, f->seed));
+}
+
+bg_status bg_filter_remove_key(bg_filter *f, const void *key, size_t len) {
+  BG_RETURN_IF(!f || (!key && len), BG_E_ARG);
+  BG_RETURN_IF(!f->ops->remove, BG_E_UNSUPPORTED);
+  bg_status rc = f->ops->remove(f->state, bg__hash(key, len, f->seed));
+  if (rc == BG_OK && f->count) f->count--;
+  return rc;
+}
+
+bg_status bg_filter_add(bg_filter *f, const void *item, size_t len) {
+  BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
+  uint8_t scratch[32];
+  const uint8_t *key;
+  size_t key_len;
+  bg_status rc = item_key(f, item, len, scratch, &key, &key_len);
+  return rc != BG_OK ? rc : bg_filter_add_key(f, key, key_len);
+}
+
+int bg_filter_contains(const bg_filter *f, const void *item, size_t len) {
+  BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
+  uint8_t scratch[32];
+  const uint8_t *key;
+  size_t key_len;
+  bg_status rc = item_key(f, item, len, scratch, &key, &key_len);
+  return rc != BG_OK ? rc : f->ops->contains(f->state, bg__hash(key, key_len, f->seed));
+}
+
+bg_status bg_filter_remove(bg_filter *f, const void *item, size_t len) {
+  BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
+  uint8_t scratch[32];
+  const uint8_t *key;
+  size_t key_len;
+  bg_status rc = item_key(f, item, len, scratch, &key, &key_len);
+  return rc != BG_OK ? rc : bg_filter_remove_key(f, key, key_len);
+}
+
+/*
+ * Batches hash a group of keys before probing any of them: the probes of one
+ * key no longer wait on the hashing of the next, and the kind may issue the
+ * group's memory accesses together.
+ */
+#define BG_BATCH_GROUP 16
+
+static bg_status hash_group(const bg_filter *f, const uint8_t *items, const uint32_t *offsets,
+                            size_t first, size_t n, bg_hash_pair *out) {
+  for (size_t j = 0; j < n; j++) {
+    uint32_t start = offsets[first + j], end = offsets[first + j + 1];
+    BG_RETURN_IF(end < start, BG_E_ARG);
+    uint8_t scratch[32];
+    const uint8_t *key;
+    size_t key_len;
+    bg_status rc = item_key(f, items + start, end - start, scratch, &key, &key_len);
+    if (rc != BG_OK) return rc;
+    out[j] = bg__hash(key, key_len, f->seed);
+  }
+  return BG_OK;
+}
+
+bg_status bg_filter_add_many(bg_filter *f, const uint8_t *items, const uint32_t *offsets, size_t count) {
+  BG_RETURN_IF(!f || (count && (!items || !offsets)), BG_E_ARG);
+  bg_hash_pair group[BG_BATCH_GROUP];
+  for (size_t i = 0; i < count; i += BG_BATCH_GROUP) {
+    size_t n = count - i < BG_BATCH_GROUP ? count - i : BG_BATCH_GROUP;
+    bg_status rc = hash_group(f, items, offsets, i, n, group);
+    if (rc != BG_OK) return rc;
+    for (size_t j = 0; j < n; j++) {
+      rc = f->ops->add(f->state, group[j]);
+      if (rc != BG_OK) return rc;
+      f->count++;
+    }
+  }
+  return BG_OK;
+}
+
+bg_status bg_filter_contains_many(const bg_filter *f, const uint8_t *items, const uint32_t *offsets,
+                                  size_t count, uint8_t *results) {
+  BG_RETURN_IF(!f || (count && (!items || !offsets || !results)), BG_E_ARG);
+  bg_hash_pair group[BG_BATCH_GROUP];
+  for (size_t i = 0; i < count; i += BG_BATCH_GROUP) {
+    size_t n = count - i < BG_BATCH_GROUP ? count - i : BG_BATCH_GROUP;
+    bg_status rc = hash_group(f, items, offsets, i, n, group);
+    if (rc != BG_OK) return rc;
+    if (f->ops->contains_many) {
+      rc = f->ops->contains_many(f->state, group, n, results + i);
+      if (rc != BG_OK) return rc;
+    } else {
+      for (size_t j = 0; j < n; j++) {
+        int answer = f->ops->contains(f->state, group[j]);
+        if (answer < 0) return (bg_status)answer;
+        results[i + j] = (uint8_t)answer;
+      }
+    }
+  }
+  return BG_OK;
+}
+
+/* ---- whole-filter operations -------------------------------------------- */
+
+bg_status bg_filter_seal(bg_filter *f) {
+  BG_RETURN_IF(!f, BG_E_ARG);
+  return f->ops->seal ? f->ops->seal(f->state, f->seed) : BG_OK;
+}
+
+bg_status bg_filter_merge(bg_filter *dst, const bg_filter *src) {
+  BG_RETURN_IF(!dst || !src, BG_E_ARG);
+  BG_RETURN_IF(dst->ops != src->ops || dst->seed != src->seed || dst->key_encoding != src->key_encoding,
+               BG_E_INCOMPATIBLE);
+  BG_RETURN_IF(!dst->ops->merge, BG_E_UNSUPPORTED);
+  bg_status rc = dst->ops->merge(dst->state, src->state);
+  if (rc != BG_OK) return rc;
+  /* Saturating: the count only feeds estimates, and must never wrap to small. */
+  dst->count = dst->count > UINT64_MAX - src->count ? UINT64_MAX : dst->count + src->count;
+  return BG_OK;
+}
+
+static void filter_header(const bg_filter *f, const bg_kind_info *kind_info, bg_header *h) {
+  memset(h, 0, sizeof *h);
+  h->version = BG_FORMAT_VERSION;
+  h->kind = f->ops->kind;
+  h->key_encoding = f->key_encoding;
+  h->hash_algorithm = BG_HASH_XXH3_128;
+  h->k = kind_info->k;
+  h->metadata_length = (uint32_t)f->metadata_length;
+  h->m = kind_info->m;
+  h->capacity = f->capacity;
+  h->count = f->count;
+  h->seed = f->seed;
+  h->generation = f->generation;
+  h->error_rate = f->error_rate;
+  memcpy(h->list_id, f->list_id, 16);
+  h->payload_offset = bg__payload_offset(f->metadata_length);
+  h->payload_length = f->ops->payload_size(f->state);
+  h->file_length = h->payload_offset + h->payload_length;
+}
+
+void bg_filter_info(const bg_filter *f, bg_info *info) {
+  memset(info, 0, sizeof *info);
+  if (!f) return;
+  bg_kind_info kind_info;
+  f->ops->describe(f->state, f->count, &kind_info);
+  info->kind = f->ops->kind;
+  info->k = kind_info.k;
+  info->key_encoding = f->key_encoding;
+  info->hash_algorithm = BG_HASH_XXH3_128;
+  info->m = kind_info.m;
+  info->capacity = f->capacity;
+  info->count = f->count;
+  info->seed = f->seed;
+  info->generation = f->generation;
+  info->bits_set = kind_info.bits_set;
+  info->payload_bytes = f->ops->payload_size(f->state);
+  info->serialized_bytes = bg__payload_offset(f->metadata_length) + info->payload_bytes;
+  info->error_rate = f->error_rate;
+  info->fill_ratio = kind_info.fill_ratio;
+  info->estimated_items = kind_info.estimated_items;
+  info->estimated_error_rate = kind_info.estimated_error_rate;
+  info->theoretical_error_rate = kind_info.theoretical_error_rate;
+  memcpy(info->list_id, f->list_id, 16);
+}
+
+bg_status bg_filter_set_metadata(bg_filter *f, const void *data, size_t len) {
+  BG_RETURN_IF(!f || (!data && len), BG_E_ARG);
+  BG_RETURN_IF(len > BG_MAX_METADATA, BG_E_METADATA);
+  uint8_t *copy = NULL;
+  if (len) {
+    copy = (uint8_t *)malloc(len);
+    BG_RETURN_IF(!copy, BG_E_NOMEM);
+    memcpy(copy, data, len);
+  }
+  free(f->metadata);
+  f->metadata = copy;
+  f->metadata_length = len;
+  return BG_OK;
+}
+
+const uint8_t *bg_filter_metadata(const bg_filter *f, size_t *len) {
+  if (len) *len = f ? f->metadata_length : 0;
+  return f ? f->metadata : NULL;
+}
+
+void bg_filter_set_identity(bg_filter *f, const uint8_t list_id[16], uint64_t generation) {
+  if (!f) return;
+  if (list_id) memcpy(f->list_id, list_id, 16);
+  f->generation = generation;
+}
+
+/* ---- the file ----------------------------------------------------------- */
+
+size_t bg_filter_serialized_size(const bg_filter *f) {
+  if (!f) return 0;
+  return (size_t)(bg__payload_offset(f->metadata_length) + f->ops->payload_size(f->state));
+}
+
+bg_status bg_filter_serialize(const bg_filter *f, uint8_t *dst, size_t dst_capacity, size_t *written) {
+  BG_RETURN_IF(!f || !dst, BG_E_ARG);
+  bg_kind_info kind_info;
+  f->ops->describe(f->state, f->count, &kind_info);
+  bg_header h;
+  filter_header(f, &kind_info, &h);
+  BG_RETURN_IF(dst_capacity < h.file_length, BG_E_BUFFER);
+  bg__header_write(&h, dst);
+  if (f->metadata_length) memcpy(dst + BG_HEADER_SIZE, f->metadata, f->metadata_length);
+  memset(dst + BG_HEADER_SIZE + f->metadata_length, 0,
+         (size_t)(h.payload_offset - BG_HEADER_SIZE - f->metadata_length));
+  f->ops->write_payload(f->state, dst + h.payload_offset);
+  bg__file_seal(dst, (size_t)h.file_length);
+  if (written) *written = (size_t)h.file_length;
+  return BG_OK;
+}
+
+/* Shared by both readers: validate, then let the kind build its state from the payload. */
+static bg_status filter_from_file(uint8_t *src, size_t size, int in_place, bg_filter **out) {
+  BG_RETURN_IF(!out || (!src && size), BG_E_ARG);
+  *out = NULL;
+  bg_header h;
+  bg_status rc = bg_file_validate(src, size, &h);
+  if (rc != BG_OK) return rc;
+  bg_filter *f = (bg_filter *)calloc(1, sizeof *f);
+  BG_RETURN_IF(!f, BG_E_NOMEM);
+  f->ops = bg__kind_ops(h.kind); /* validated above */
+  f->capacity = h.capacity;
+  f->count = h.count;
+  f->seed = h.seed;
+  f->generation = h.generation;
+  f->error_rate = h.error_rate;
+  f->key_encoding = h.key_encoding;
+  memcpy(f->list_id, h.list_id, 16);
+  rc = bg_filter_set_metadata(f, src + BG_HEADER_SIZE, h.metadata_length);
+  if (rc == BG_OK) rc = f->ops->load(&h, src + h.payload_offset, in_place, &f->state);
+  if (rc != BG_OK) {
+    free(f->metadata);
+    free(f);
+    return rc;
+  }
+  *out = f;
+  return BG_OK;
+}
+
+bg_status bg_filter_deserialize(const uint8_t *src, size_t src_size, bg_filter **out) {
+  /* Not in place: the kind copies what it keeps, so casting away const is safe. */
+  return filter_from_file((uint8_t *)(uintptr_t)src, src_size, 0, out);
+}
+
+bg_status bg_filter_deserialize_owned(uint8_t *buffer, size_t size, bg_filter **out) {
+  bg_status rc = filter_from_file(buffer, size, 1, out);
+  if (rc == BG_OK) (*out)->storage = buffer;
+  return rc;
+}

@@ -1,0 +1,73 @@
+/*
+ * kind.h — the interface every filter kind implements (internal).
+ *
+ * The generic layer (filter.c) owns everything kinds have in common: key
+ * encoding, hashing a key to (h1, h2), counting items, metadata, identity and
+ * the .bgf container. A kind sees only hash pairs and its own payload, so the
+ * place where a key becomes a hash stays single (hash_inline.h), and every
+ * kind is stored, loaded and validated the same way.
+ *
+ * Each kind lives in one file (bloom.c, blocked.c, fuse.c, counting.c,
+ * cuckoo.c, scalable.c) and exports one `const bg_kind_ops bg_kind_<name>`.
+ */
+#ifndef BLOOMGATE_KIND_H
+#define BLOOMGATE_KIND_H
+
+#include "internal.h"
+
+/* What a caller asks for; each kind turns it into its own geometry. */
+typedef struct {
+  uint64_t capacity; /* n, 1..BG_MAX_CAPACITY (validated by the caller) */
+  double error_rate; /* p, 0 < p < 1 (validated by the caller) */
+} bg_kind_params;
+
+/* What a kind reports about itself; the generic layer adds the rest of bg_info. */
+typedef struct {
+  uint64_t m;                    /* bits of filter state (header field m) */
+  uint32_t k;                    /* probes per query (header field k) */
+  uint64_t bits_set;             /* set bits / occupied slots, for the fill ratio */
+  double fill_ratio;             /* 0..1 */
+  double estimated_items;        /* from the fill */
+  double estimated_error_rate;   /* the false-positive rate queries see now */
+  double theoretical_error_rate; /* expected at `count` items */
+} bg_kind_info;
+
+typedef struct bg_kind_ops {
+  uint32_t kind;    /* BG_KIND_* stored in the header */
+  const char *name; /* "classic", "blocked", ... (the JS/CLI name) */
+
+  /* Size for params and allocate an empty filter. Static kinds (fuse) collect keys until sealed. */
+  bg_status (*create)(const bg_kind_params *params, void **state);
+  void (*destroy)(void *state);
+  void (*clear)(void *state);
+
+  /* One hashed key. add may fail (E_FULL, E_UNSUPPORTED after sealing a static kind). */
+  bg_status (*add)(void *state, bg_hash_pair hash);
+  /* 1 maybe, 0 definitely not, negative status (E_UNSUPPORTED when a static kind is not sealed). */
+  int (*contains)(const void *state, bg_hash_pair hash);
+  /* Optional batch form (results[i] = 0/1); NULL means "loop over contains". */
+  bg_status (*contains_many)(const void *state, const bg_hash_pair *hashes, size_t count,
+                             uint8_t *results);
+  /* Optional: NULL means the kind cannot delete (E_UNSUPPORTED). */
+  bg_status (*remove)(void *state, bg_hash_pair hash);
+  /* Optional: static kinds build their structure here; NULL means nothing to do. */
+  bg_status (*seal)(void *state, uint64_t seed);
+  /* Optional: dst |= src for same-geometry filters; E_INCOMPATIBLE otherwise. NULL: E_UNSUPPORTED. */
+  bg_status (*merge)(void *dst, const void *src);
+  /* count = items added, for the theoretical rate. */
+  void (*describe)(const void *state, uint64_t count, bg_kind_info *info);
+
+  /* The payload of the .bgf file: its exact size, and the bytes. */
+  uint64_t (*payload_size)(const void *state);
+  void (*write_payload)(const void *state, uint8_t *dst);
+  /* After the checksum: the header's m, k, capacity, error_rate and this payload agree. */
+  bg_status (*validate)(const bg_header *header, const uint8_t *payload);
+  /*
+   * Build a state from a validated payload. When in_place is set, payload
+   * outlives the state and may be used (and modified) where it lies;
+   * otherwise the kind copies what it keeps.
+   */
+  bg_status (*load)(const bg_header *header, uint8_t *payload, int in_place, void **state);
+} bg_kind_ops;
+
+#endif /* BLOOMGATE_KIND_H */
