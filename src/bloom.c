@@ -17,7 +17,7 @@ typedef struct {
 
 static uint64_t payload_bytes(uint64_t m) { return (m + 7) / 8; }
 
-static bg_status classic_alloc(uint64_t m, uint32_t k, void **state) {
+bg_status bg__classic_alloc(uint64_t m, uint32_t k, void **state) {
   BG_RETURN_IF(payload_bytes(m) > SIZE_MAX, BG_E_TOO_LARGE);
   classic *c = (classic *)calloc(1, sizeof *c);
   BG_RETURN_IF(!c, BG_E_NOMEM);
@@ -37,8 +37,10 @@ static bg_status classic_create(const bg_kind_params *params, void **state) {
   uint64_t m;
   uint32_t k;
   bg_status rc = bg_size_for(params->capacity, params->error_rate, &m, &k);
-  return rc != BG_OK ? rc : classic_alloc(m, k, state);
+  return rc != BG_OK ? rc : bg__classic_alloc(m, k, state);
 }
+
+uint8_t *bg__classic_bits(void *state) { return ((classic *)state)->bits; }
 
 static void classic_destroy(void *state) {
   classic *c = (classic *)state;
@@ -139,7 +141,7 @@ static bg_status classic_validate(const bg_header *h, const uint8_t *payload) {
 
 static bg_status classic_load(const bg_header *h, uint8_t *payload, int in_place, void **state) {
   if (!in_place) {
-    bg_status rc = classic_alloc(h->m, h->k, state);
+    bg_status rc = bg__classic_alloc(h->m, h->k, state);
     if (rc == BG_OK) memcpy(((classic *)*state)->bits, payload, (size_t)h->payload_length);
     return rc;
   }

@@ -48,7 +48,9 @@ extern "C" {
   X(E_METADATA, -17, "metadata block is too large")                                  \
   X(E_URL, -18, "URL cannot be parsed or canonicalized")                              \
   X(E_FULL, -19, "filter is full: the item could not be placed")                       \
-  X(E_UNSUPPORTED, -20, "operation not supported by this filter kind")
+  X(E_UNSUPPORTED, -20, "operation not supported by this filter kind")                 \
+  X(E_NOT_FOUND, -21, "item is not in the filter, so it cannot be removed")            \
+  X(E_STATIC, -22, "a static filter cannot take items after it is built")
 
 typedef enum {
 #define BG_STATUS_ENUM(name, value, message) BG_##name = value,
@@ -65,7 +67,13 @@ const char *bg_status_name(int status);
 /* Enumerations stored in the file header.                                   */
 /* ------------------------------------------------------------------------ */
 typedef enum {
-  BG_KIND_CLASSIC = 1 /* the classic Bloom filter; 2..7 are reserved for the other kinds */
+  BG_KIND_CLASSIC = 1,  /* the classic Bloom filter */
+  BG_KIND_BLOCKED = 2,  /* split-block Bloom filter: one 64-byte block per key */
+  BG_KIND_FUSE8 = 3,    /* binary fuse filter, 8-bit fingerprints (static) */
+  BG_KIND_FUSE16 = 4,   /* binary fuse filter, 16-bit fingerprints (static) */
+  BG_KIND_COUNTING = 5, /* counting Bloom filter, 4-bit saturating counters */
+  BG_KIND_SCALABLE = 6, /* scalable Bloom filter: a chain of growing classic layers */
+  BG_KIND_CUCKOO = 7    /* cuckoo filter */
 } bg_kind;
 
 typedef enum {
@@ -258,6 +266,11 @@ bg_status bg_filter_contains_many(const bg_filter *filter, const uint8_t *items,
 
 /** @brief Static kinds build their structure from the added keys; a no-op for the others. */
 bg_status bg_filter_seal(bg_filter *filter);
+/**
+ * @brief The classic filter a counting filter publishes: same m, k, seed and key
+ * encoding, bit i set iff counter i is non-zero. BG_E_UNSUPPORTED for other kinds.
+ */
+bg_status bg_filter_to_classic(const bg_filter *filter, bg_filter **out);
 /** @brief dst |= src; both must share kind, geometry, seed, hash and key encoding. */
 bg_status bg_filter_merge(bg_filter *dst, const bg_filter *src);
 /** @brief Fill *info. */

@@ -8,8 +8,6 @@
 #include "hash_inline.h"
 #include "kind.h"
 
-extern const bg_kind_ops bg_kind_classic;
-
 /* The kinds this build has, indexed by their header id. */
 static const bg_kind_ops *const KINDS[] = {
     [BG_KIND_CLASSIC] = &bg_kind_classic,
@@ -202,6 +200,29 @@ bg_status bg_filter_contains_many(const bg_filter *f, const uint8_t *items, cons
 bg_status bg_filter_seal(bg_filter *f) {
   BG_RETURN_IF(!f, BG_E_ARG);
   return f->ops->seal ? f->ops->seal(f->state, f->seed) : BG_OK;
+}
+
+bg_status bg_filter_to_classic(const bg_filter *f, bg_filter **out) {
+  BG_RETURN_IF(!f || !out, BG_E_ARG);
+  *out = NULL;
+  BG_RETURN_IF(!f->ops->to_classic, BG_E_UNSUPPORTED);
+  bg_filter *c = (bg_filter *)calloc(1, sizeof *c);
+  BG_RETURN_IF(!c, BG_E_NOMEM);
+  *c = *f;
+  c->ops = &bg_kind_classic;
+  c->state = NULL;
+  c->storage = NULL;
+  c->metadata = NULL;
+  c->metadata_length = 0;
+  bg_status rc = f->ops->to_classic(f->state, &c->state);
+  if (rc == BG_OK) rc = bg_filter_set_metadata(c, f->metadata, f->metadata_length);
+  if (rc != BG_OK) {
+    if (c->state) bg_kind_classic.destroy(c->state);
+    free(c);
+    return rc;
+  }
+  *out = c;
+  return BG_OK;
 }
 
 bg_status bg_filter_merge(bg_filter *dst, const bg_filter *src) {

@@ -54,6 +54,8 @@ typedef struct bg_kind_ops {
   bg_status (*seal)(void *state, uint64_t seed);
   /* Optional: dst |= src for same-geometry filters; E_INCOMPATIBLE otherwise. NULL: E_UNSUPPORTED. */
   bg_status (*merge)(void *dst, const void *src);
+  /* Optional (counting): a classic state with the same m and k, bit i set iff slot i is non-zero. */
+  bg_status (*to_classic)(const void *state, void **classic_state);
   /* count = items added, for the theoretical rate. */
   void (*describe)(const void *state, uint64_t count, bg_kind_info *info);
 
@@ -69,5 +71,10 @@ typedef struct bg_kind_ops {
    */
   bg_status (*load)(const bg_header *header, uint8_t *payload, int in_place, void **state);
 } bg_kind_ops;
+
+/* bloom.c, for kinds built from classic parts (counting export, scalable layers). */
+extern const bg_kind_ops bg_kind_classic;
+bg_status bg__classic_alloc(uint64_t m, uint32_t k, void **state);
+uint8_t *bg__classic_bits(void *state);
 
 #endif /* BLOOMGATE_KIND_H */
