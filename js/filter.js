@@ -1,0 +1,401 @@
+/**
+ * filter.js — BloomFilter, the classic Bloom filter, and sizeFor().
+ *
+ * Factories are async (they may instantiate the wasm module); everything else
+ * is synchronous. Arguments are validated here, in JavaScript, before anything
+ * crosses into wasm: wrong types are TypeError, out-of-range numbers RangeError,
+ * unsupported kinds or encodings BloomgateError (E_KIND, E_KEY_ENCODING).
+ */
+import { BloomgateError } from './errors.js';
+import * as wasm from './wasm.js';
+
+// The same literals as src/sizing.c, so sizeFor() and the core agree on m and k.
+const LN2 = 0.69314718055994530942;
+const LN2_SQUARED = 0.48045301391820142467;
+const MAX_CAPACITY = 2 ** 53; // BG_MAX_CAPACITY
+const MAX_BITS = 2 ** 43; // BG_MAX_BITS
+
+const KINDS = new Map([['classic', 1]]);
+const KIND_NAMES = new Map([[1, 'classic']]);
+const KEY_ENCODINGS = new Map([['utf8', 0], ['sha1', 1], ['url', 2]]);
+const KEY_ENCODING_NAMES = new Map([[0, 'utf8'], [1, 'sha1'], [2, 'url']]);
+const HASH_NAMES = new Map([[1, 'xxh3-128']]);
+
+const textEncoder = new TextEncoder();
+
+/* ------------------------------------------------------------------------ */
+/* Argument validation                                                        */
+/* ------------------------------------------------------------------------ */
+
+function requireOptions(options, where) {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${where} needs an options object such as { capacity: 1000000, errorRate: 0.01 }`);
+  }
+}
+
+function validateSizing(options, where) {
+  const { capacity, errorRate } = options;
+  if (typeof capacity !== 'number') {
+    throw new TypeError(`${where}: capacity must be a number, got ${describe(capacity)}`);
+  }
+  if (!Number.isInteger(capacity) || capacity < 1 || capacity > MAX_CAPACITY) {
+    throw new RangeError(`${where}: capacity must be an integer from 1 to 2^53, got ${capacity}`);
+  }
+  if (typeof errorRate !== 'number') {
+    throw new TypeError(`${where}: errorRate must be a number, got ${describe(errorRate)}`);
+  }
+  if (!(errorRate > 0 && errorRate < 1)) {
+    throw new RangeError(`${where}: errorRate must be strictly between 0 and 1, got ${errorRate}`);
+  }
+  return { capacity, errorRate };
+}
+
+function describe(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value;
+}
+
+// m = ceil(-n ln p / (ln 2)^2), k = max(1, round((m/n) ln 2)), as bg_size_for().
+function computeSize(n, p, where) {
+  const bits = Math.ceil((-n * Math.log(p)) / LN2_SQUARED);
+  if (!(bits <= MAX_BITS)) {
+    throw new BloomgateError('E_TOO_LARGE', `${where}: ${bits} bits exceeds the supported maximum of 2^43`);
+  }
+  const m = bits < 1 ? 1 : bits;
+  const kReal = Math.round((m / n) * LN2);
+  if (kReal > wasm.MAX_K) {
+    throw new RangeError(`${where}: errorRate ${p} needs ${kReal} hash probes; the maximum is ${wasm.MAX_K} (errorRate >= ~1e-19)`);
+  }
+  return { m, k: kReal < 1 ? 1 : kReal };
+}
+
+function parseSeed(seed) {
+  if (seed === undefined) return [0, 0];
+  if (typeof seed === 'number') {
+    if (!Number.isInteger(seed) || seed < 0 || seed > Number.MAX_SAFE_INTEGER) {
+      throw new RangeError(`seed must be a non-negative integer up to 2^53 - 1 (use a BigInt for larger seeds), got ${seed}`);
+    }
+    return [seed % 0x100000000, Math.floor(seed / 0x100000000)];
+  }
+  if (typeof seed === 'bigint') {
+    if (seed < 0n || seed >= 1n << 64n) throw new RangeError(`seed must be in [0, 2^64), got ${seed}`);
+    return [Number(seed & 0xffffffffn), Number(seed >> 32n)];
+  }
+  throw new TypeError(`seed must be a number or a BigInt, got ${describe(seed)}`);
+}
+
+function parseKind(kind) {
+  if (kind === undefined) return 1;
+  if (typeof kind !== 'string') throw new TypeError(`kind must be a string, got ${describe(kind)}`);
+  const value = KINDS.get(kind);
+  if (value === undefined) {
+    throw new BloomgateError('E_KIND', `unknown or unsupported filter kind '${kind}' (supported: ${[...KINDS.keys()].join(', ')})`);
+  }
+  return value;
+}
+
+function parseKeyEncoding(keyEncoding) {
+  if (keyEncoding === undefined) return 0;
+  if (typeof keyEncoding !== 'string') throw new TypeError(`keyEncoding must be a string, got ${describe(keyEncoding)}`);
+  const value = KEY_ENCODINGS.get(keyEncoding);
+  if (value === undefined) {
+    throw new BloomgateError('E_KEY_ENCODING', `unknown key encoding '${keyEncoding}' (supported: utf8, sha1)`);
+  }
+  return value;
+}
+
+function isUint8Array(value) {
+  return value instanceof Uint8Array || Object.prototype.toString.call(value) === '[object Uint8Array]';
+}
+
+function parseListId(listId) {
+  if (listId === undefined) return null;
+  if (typeof listId === 'string') {
+    if (!/^[0-9a-fA-F]{32}$/.test(listId)) throw new RangeError('listId must be 32 hexadecimal digits (16 bytes)');
+    const bytes = new Uint8Array(16);
+    for (let i = 0; i < 16; i++) bytes[i] = parseInt(listId.slice(2 * i, 2 * i + 2), 16);
+    return bytes;
+  }
+  if (isUint8Array(listId)) {
+    if (listId.length !== 16) throw new RangeError(`listId must be 16 bytes, got ${listId.length}`);
+    return Uint8Array.from(listId);
+  }
+  throw new TypeError(`listId must be a Uint8Array of 16 bytes or a 32-digit hex string, got ${describe(listId)}`);
+}
+
+function parseGeneration(generation) {
+  if (generation === undefined) return 0;
+  if (typeof generation === 'bigint') {
+    if (generation < 0n || generation > BigInt(Number.MAX_SAFE_INTEGER)) {
+      throw new RangeError(`generation must be in [0, 2^53 - 1], got ${generation}`);
+    }
+    return Number(generation);
+  }
+  if (typeof generation !== 'number') throw new TypeError(`generation must be a number, got ${describe(generation)}`);
+  if (!Number.isInteger(generation) || generation < 0 || generation > Number.MAX_SAFE_INTEGER) {
+    throw new RangeError(`generation must be an integer in [0, 2^53 - 1], got ${generation}`);
+  }
+  return generation;
+}
+
+function encodeMetadata(metadata) {
+  if (metadata === undefined) return null;
+  const json = JSON.stringify(metadata); // throws TypeError on cycles and BigInts
+  if (typeof json !== 'string') throw new TypeError('metadata must be JSON-serialisable');
+  return textEncoder.encode(json);
+}
+
+/**
+ * Bytes of a file as a Uint8Array view (no copy): Uint8Array, ArrayBuffer or any view.
+ * @internal shared with load.js and inspect.js
+ */
+export function asBytes(source, where) {
+  if (isUint8Array(source)) return source;
+  if (source instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && source instanceof SharedArrayBuffer) ||
+    Object.prototype.toString.call(source) === '[object ArrayBuffer]') {
+    return new Uint8Array(source);
+  }
+  if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+  throw new TypeError(`${where} needs a Uint8Array or an ArrayBuffer, got ${describe(source)}`);
+}
+
+function hex(bytes) {
+  let out = '';
+  for (const byte of bytes) out += byte.toString(16).padStart(2, '0');
+  return out;
+}
+
+/* ------------------------------------------------------------------------ */
+/* sizeFor                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Size a classic filter for `capacity` items at `errorRate`. Synchronous, pure
+ * JavaScript: usable before the wasm module is loaded.
+ * @returns {{ m: number, k: number, bytes: number, bitsPerItem: number }}
+ */
+export function sizeFor(options) {
+  requireOptions(options, 'sizeFor()');
+  const { capacity, errorRate } = validateSizing(options, 'sizeFor()');
+  const { m, k } = computeSize(capacity, errorRate, 'sizeFor()');
+  return { m, k, bytes: Math.ceil(m / 8), bitsPerItem: m / capacity };
+}
+
+/* ------------------------------------------------------------------------ */
+/* BloomFilter                                                                */
+/* ------------------------------------------------------------------------ */
+
+const INTERNAL = Symbol('bloomgate.internal');
+
+function freedError() {
+  return new BloomgateError('E_FREED', 'this filter has been freed; create or load a new one');
+}
+
+/**
+ * Owns the wasm pointer. Kept apart from the BloomFilter object so the
+ * FinalizationRegistry can hold it without keeping the filter alive.
+ */
+class FilterHandle {
+  constructor(ptr) {
+    this.ptr = ptr;
+  }
+
+  ptrOrThrow() {
+    if (this.ptr === 0) throw freedError();
+    return this.ptr;
+  }
+}
+
+const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((handle) => {
+    if (handle.ptr !== 0) {
+      wasm.bloomFree(handle.ptr);
+      handle.ptr = 0;
+    }
+  })
+  : null;
+
+/** A classic Bloom filter living in wasm memory. */
+export class BloomFilter {
+  #handle;
+
+  /** @private use BloomFilter.create(), BloomFilter.from() or loadFilter() */
+  constructor(token, ptr) {
+    if (token !== INTERNAL) {
+      throw new TypeError('BloomFilter has no public constructor: use BloomFilter.create(), BloomFilter.from() or loadFilter()');
+    }
+    this.#handle = new FilterHandle(ptr);
+    registry?.register(this, this.#handle, this.#handle);
+  }
+
+  /**
+   * An empty filter sized for `capacity` items at `errorRate`.
+   * @param {{ capacity: number, errorRate: number, kind?: 'classic', seed?: number | bigint,
+   *   keyEncoding?: 'utf8' | 'sha1', metadata?: unknown, listId?: Uint8Array | string,
+   *   generation?: number | bigint }} options
+   */
+  static async create(options) {
+    requireOptions(options, 'BloomFilter.create()');
+    const { capacity, errorRate } = validateSizing(options, 'BloomFilter.create()');
+    parseKind(options.kind); // 'classic' is the only kind so far, and bgw_bloom_create builds it
+    const keyEncoding = parseKeyEncoding(options.keyEncoding);
+    const [seedLo, seedHi] = parseSeed(options.seed);
+    const metadata = encodeMetadata(options.metadata);
+    const listId = parseListId(options.listId);
+    const generation = parseGeneration(options.generation);
+    computeSize(capacity, errorRate, 'BloomFilter.create()');
+    await wasm.ready();
+    const ptr = wasm.bloomCreate(capacity, errorRate, seedLo, seedHi, keyEncoding);
+    try {
+      if (metadata !== null) wasm.bloomSetMetadata(ptr, metadata);
+      if (listId !== null || generation !== 0) wasm.bloomSetIdentity(ptr, listId ?? new Uint8Array(16), generation);
+    } catch (error) {
+      wasm.bloomFree(ptr);
+      throw error;
+    }
+    return new BloomFilter(INTERNAL, ptr);
+  }
+
+  /**
+   * A filter from .bgf bytes, validated by the core (lengths, checksum, every
+   * field). The bytes are copied once into wasm memory and used in place.
+   * @param {Uint8Array | ArrayBuffer} bytes
+   */
+  static async from(bytes) {
+    const view = asBytes(bytes, 'BloomFilter.from()');
+    await wasm.ready();
+    return new BloomFilter(INTERNAL, wasm.bloomFromBytes(view));
+  }
+
+  /** Add an item (string as UTF-8, or Uint8Array); the filter's key encoding applies. */
+  add(item) {
+    const ptr = this.#handle.ptr;
+    if (ptr === 0) throw freedError();
+    wasm.bloomAdd(ptr, item);
+  }
+
+  /** Add every item of an iterable, in batches (one wasm call per chunk). */
+  addAll(items) {
+    this.#handle.ptrOrThrow();
+    wasm.bloomAddAll(this.#handle, items);
+  }
+
+  /** false: definitely not added. true: maybe added. */
+  mightContain(item) {
+    const ptr = this.#handle.ptr;
+    if (ptr === 0) throw freedError();
+    return wasm.bloomContains(ptr, item);
+  }
+
+  /** mightContain for every item, in batches. */
+  mightContainMany(items) {
+    this.#handle.ptrOrThrow();
+    return wasm.bloomContainsMany(this.#handle, items);
+  }
+
+  /** Add a key that is already encoded (e.g. a 20-byte SHA-1 for a 'sha1' filter). */
+  addKey(key) {
+    const ptr = this.#handle.ptr;
+    if (ptr === 0) throw freedError();
+    wasm.bloomAddKey(ptr, key);
+  }
+
+  /** mightContain for a key that is already encoded. */
+  mightContainKey(key) {
+    const ptr = this.#handle.ptr;
+    if (ptr === 0) throw freedError();
+    return wasm.bloomContainsKey(ptr, key);
+  }
+
+  /** OR another filter into this one (same kind, m, k, seed, hash and key encoding). */
+  merge(other) {
+    if (!(other instanceof BloomFilter)) throw new TypeError('merge() needs another BloomFilter');
+    const ptr = this.#handle.ptrOrThrow();
+    wasm.bloomMerge(ptr, other.#handle.ptrOrThrow());
+    return this;
+  }
+
+  /** Remove every item (all bits and the count back to zero). */
+  clear() {
+    wasm.bloomClear(this.#handle.ptrOrThrow());
+  }
+
+  /**
+   * What the filter knows about itself. `seed` is a Number when below 2^53
+   * and a BigInt otherwise; `listId` is 32 hex digits.
+   */
+  stats() {
+    const info = wasm.bloomInfo(this.#handle.ptrOrThrow());
+    const seed = info.seedHi < 0x200000
+      ? info.seedHi * 0x100000000 + info.seedLo
+      : (BigInt(info.seedHi) << 32n) | BigInt(info.seedLo);
+    return {
+      kind: KIND_NAMES.get(info.kind) ?? `unknown(${info.kind})`,
+      m: info.m,
+      k: info.k,
+      n: info.count,
+      capacity: info.capacity,
+      errorRate: info.errorRate,
+      fillRatio: info.fillRatio,
+      estimatedItems: info.estimatedItems,
+      estimatedErrorRate: info.estimatedErrorRate,
+      theoreticalErrorRate: info.theoreticalErrorRate,
+      bitsSet: info.bitsSet,
+      bytes: info.payloadBytes,
+      serializedBytes: info.serializedBytes,
+      seed,
+      keyEncoding: KEY_ENCODING_NAMES.get(info.keyEncoding) ?? `unknown(${info.keyEncoding})`,
+      hashAlgorithm: HASH_NAMES.get(info.hashAlgorithm) ?? `unknown(${info.hashAlgorithm})`,
+      listId: hex(info.listId),
+      generation: info.generation,
+      overCapacity: info.count > info.capacity,
+      overFilled: info.fillRatio > 0.5,
+    };
+  }
+
+  /** The .bgf file bytes (a copy). */
+  serialize() {
+    return wasm.bloomSerialize(this.#handle.ptrOrThrow());
+  }
+
+  /** The metadata block parsed as JSON; its text when it is not JSON; null when absent. */
+  get metadata() {
+    const text = wasm.bloomMetadataText(this.#handle.ptrOrThrow());
+    if (text === null) return null;
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+
+  /** Give the wasm memory back now. Idempotent; any later use throws E_FREED. */
+  free() {
+    const handle = this.#handle;
+    if (handle.ptr !== 0) {
+      registry?.unregister(handle);
+      const ptr = handle.ptr;
+      handle.ptr = 0;
+      wasm.bloomFree(ptr);
+    }
+  }
+}
+
+if (typeof Symbol.dispose === 'symbol') {
+  Object.defineProperty(BloomFilter.prototype, Symbol.dispose, {
+    value() {
+      this.free();
+    },
+    writable: true,
+    configurable: true,
+  });
+}
+
+/**
+ * Wrap a filter pointer the core just produced (load.js).
+ * @internal
+ */
+export function wrapFilterPointer(ptr) {
+  return new BloomFilter(INTERNAL, ptr);
+}

@@ -1,0 +1,48 @@
+/**
+ * inspect.js — inspectFile(): everything a .bgf file says about itself, for
+ * the CLI's `inspect` and for debugging. Bad file bytes are reported, never
+ * thrown: the fixed header is shown whenever it parses (bg_header_peek), and
+ * `code` is the result of full validation (lengths, checksum, every field).
+ */
+import { asBytes, wrapFilterPointer } from './filter.js';
+import * as wasm from './wasm.js';
+
+/**
+ * @param {Uint8Array | ArrayBuffer} bytes a .bgf file
+ * @returns {Promise<{ ok: boolean, code: string, message: string, header: object | null,
+ *   stats: object | null, metadata: unknown }>}
+ */
+export async function inspectFile(bytes) {
+  const view = asBytes(bytes, 'inspectFile()');
+  await wasm.ready();
+  const { peek, validate } = wasm.headerOf(view);
+  const report = {
+    ok: false,
+    code: 'OK',
+    message: 'ok',
+    header: validate.header ?? peek.header,
+    stats: null,
+    metadata: null,
+  };
+  if (validate.rc < 0) {
+    report.code = wasm.statusName(validate.rc);
+    report.message = wasm.statusMessage(validate.rc);
+    return report;
+  }
+  let filter = null;
+  try {
+    filter = wrapFilterPointer(wasm.bloomFromBytes(view));
+    report.stats = filter.stats();
+    // The flattened header carries no list id; the filter does.
+    if (report.header !== null) report.header.listId = report.stats.listId;
+    report.metadata = filter.metadata;
+    report.ok = true;
+  } catch (error) {
+    // Validation passed but the filter could not be built (e.g. out of memory).
+    report.code = typeof error.code === 'string' ? error.code : 'E_ARG';
+    report.message = String(error.message);
+  } finally {
+    if (filter !== null) filter.free();
+  }
+  return report;
+}

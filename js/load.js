@@ -1,0 +1,339 @@
+/**
+ * load.js — loadFilter(): bytes or a download become a filter.
+ *
+ * A network body is streamed chunk by chunk straight into wasm memory. The
+ * first 128 bytes (the fixed .bgf header) are checked before anything else is
+ * downloaded or allocated, so a wrong URL (an HTML error page, another format,
+ * a newer version) fails at once with its code. After that the buffer holds
+ * exactly the file length when the server declared a matching Content-Length,
+ * and otherwise grows geometrically with the bytes that actually arrived, so a
+ * lying header cannot make us allocate what it claims. SHA-256 for
+ * `integrity` runs in wasm as chunks land; the core's checksum and full
+ * validation run in bg_bloom_deserialize_owned, which then uses the buffer in
+ * place (no second copy). Every failure path frees the wasm memory.
+ */
+import { BloomgateError } from './errors.js';
+import { asBytes, wrapFilterPointer } from './filter.js';
+import * as wasm from './wasm.js';
+
+const GROWTH_MIN = 64 * 1024;
+
+function noop() {}
+
+function isResponse(value) {
+  return (typeof Response === 'function' && value instanceof Response) ||
+    (value !== null && typeof value === 'object' && typeof value.arrayBuffer === 'function' &&
+      typeof value.ok === 'boolean' && value.headers !== undefined && typeof value.headers.get === 'function');
+}
+
+function isBytes(value) {
+  return value instanceof ArrayBuffer || ArrayBuffer.isView(value) ||
+    (typeof SharedArrayBuffer === 'function' && value instanceof SharedArrayBuffer) ||
+    Object.prototype.toString.call(value) === '[object ArrayBuffer]';
+}
+
+function checkAborted(signal) {
+  if (signal && signal.aborted) throw signal.reason;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Subresource Integrity                                                      */
+/* ------------------------------------------------------------------------ */
+
+function decodeBase64(text) {
+  let standard = text.replace(/-/g, '+').replace(/_/g, '/');
+  while (standard.length % 4 !== 0) standard += '=';
+  let binary;
+  try {
+    binary = atob(standard);
+  } catch {
+    return null;
+  }
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+function encodeBase64(bytes) {
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+/**
+ * "sha256-<base64> [sha256-<base64> ...]" -> the accepted digests. Like SRI,
+ * any listed sha256 digest may match. Other algorithms are not computed, so an
+ * integrity string naming only those is refused rather than silently skipped.
+ */
+function parseIntegrity(integrity) {
+  if (integrity === undefined || integrity === null) return null;
+  if (typeof integrity !== 'string') {
+    throw new TypeError('integrity must be a string of the form "sha256-<base64>"');
+  }
+  const tokens = integrity.trim().split(/\s+/).filter(Boolean);
+  if (tokens.length === 0) throw new TypeError('integrity is empty; expected "sha256-<base64>"');
+  const digests = [];
+  const unsupported = [];
+  for (const token of tokens) {
+    const match = /^([A-Za-z0-9]+)-([A-Za-z0-9+/_-]+={0,2})(\?.*)?$/.exec(token);
+    if (match === null) throw new TypeError(`integrity: '${token}' is not of the form sha256-<base64>`);
+    const algorithm = match[1].toLowerCase();
+    if (algorithm !== 'sha256') {
+      unsupported.push(algorithm);
+      continue;
+    }
+    const digest = decodeBase64(match[2]);
+    if (digest === null || digest.length !== 32) {
+      throw new TypeError(`integrity: '${token}' does not hold a 32-byte SHA-256 digest in base64`);
+    }
+    digests.push(digest);
+  }
+  if (digests.length === 0) {
+    throw new BloomgateError('E_INTEGRITY',
+      `integrity names ${unsupported.join(', ')}, which bloomgate does not compute; use sha256-<base64>`);
+  }
+  return digests;
+}
+
+function checkDigest(digest, expected) {
+  for (const candidate of expected) {
+    let same = 0;
+    for (let i = 0; i < 32; i++) same |= candidate[i] ^ digest[i];
+    if (same === 0) return;
+  }
+  throw new BloomgateError('E_INTEGRITY',
+    `integrity mismatch: the filter's SHA-256 is sha256-${encodeBase64(digest)}, which the integrity option does not list`);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streaming into wasm memory                                                 */
+/* ------------------------------------------------------------------------ */
+
+// Content-Length is the length of the body we read only when no content coding applies.
+function declaredLength(headers) {
+  const encoding = headers.get('content-encoding');
+  if (encoding && encoding.trim().toLowerCase() !== 'identity') return -1;
+  const value = headers.get('content-length');
+  if (value === null || !/^\s*\d+\s*$/.test(value)) return -1;
+  return Number(value);
+}
+
+class StreamingLoad {
+  constructor(expected, contentLength, onProgress) {
+    this.contentLength = contentLength;
+    this.onProgress = onProgress;
+    this.total = -1; // file length, once the header is known
+    this.hashed = 0; // bytes fed to SHA-256 so far
+    this.buffer = new wasm.WasmBuffer(wasm.HEADER_SIZE);
+    this.expected = expected;
+    this.sha = null;
+    try {
+      if (expected !== null) this.sha = new wasm.Sha256();
+    } catch (error) {
+      this.buffer.free();
+      throw error;
+    }
+  }
+
+  push(chunk) {
+    if (!(chunk instanceof Uint8Array)) chunk = asBytes(chunk, 'a response body chunk');
+    if (chunk.length === 0) return;
+    let rest = chunk;
+    if (this.total < 0) {
+      const need = wasm.HEADER_SIZE - this.buffer.length;
+      if (rest.length < need) {
+        this.buffer.append(rest);
+        return;
+      }
+      this.buffer.append(rest.length === need ? rest : rest.subarray(0, need));
+      rest = rest.subarray(need);
+      this.learnLength();
+    }
+    if (rest.length > 0) {
+      const buffer = this.buffer;
+      const loaded = buffer.length + rest.length;
+      if (loaded > this.total) {
+        throw new BloomgateError('E_TRAILING',
+          `the download is longer than the ${this.total}-byte filter file its header describes`);
+      }
+      if (loaded > buffer.capacity) {
+        buffer.reserve(Math.min(this.total, Math.max(loaded, buffer.capacity * 2, GROWTH_MIN)));
+      }
+      buffer.append(rest);
+    }
+    if (this.sha !== null) {
+      this.buffer.hashRange(this.sha, this.hashed, this.buffer.length);
+      this.hashed = this.buffer.length;
+    }
+    if (this.onProgress) this.onProgress({ loaded: this.buffer.length, total: this.total });
+  }
+
+  learnLength() {
+    const { rc, header } = this.buffer.peekHeader();
+    if (rc < 0) throw wasm.statusError(rc);
+    this.total = header.fileLength;
+    const declared = this.contentLength;
+    if (declared >= 0 && declared !== this.total) {
+      throw new BloomgateError(declared < this.total ? 'E_TRUNCATED' : 'E_TRAILING',
+        `the response is ${declared} bytes (Content-Length) but the filter file is ${this.total} bytes`);
+    }
+    // With a matching Content-Length the size is known from two sources: take it in one allocation.
+    if (declared >= 0) this.buffer.reserve(this.total);
+  }
+
+  finish() {
+    const buffer = this.buffer;
+    if (this.total < 0) {
+      const { rc } = buffer.peekHeader();
+      throw rc < 0 ? wasm.statusError(rc)
+        : new BloomgateError('E_TRUNCATED', `the download ended after ${buffer.length} bytes, inside the header`);
+    }
+    if (buffer.length < this.total) {
+      throw new BloomgateError('E_TRUNCATED',
+        `the download ended after ${buffer.length} of ${this.total} bytes`);
+    }
+    if (this.sha !== null) checkDigest(this.sha.digest(), this.expected);
+    return wrapFilterPointer(buffer.takeFilter());
+  }
+
+  free() {
+    this.buffer.free();
+    if (this.sha !== null) this.sha.free();
+  }
+}
+
+async function fromResponse(response, label, expected, onProgress, signal) {
+  if (!response.ok) {
+    if (response.body && typeof response.body.cancel === 'function') response.body.cancel().catch(noop);
+    const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
+    const error = new BloomgateError('E_FETCH', `HTTP ${status} while fetching ${label}`);
+    error.status = response.status;
+    throw error;
+  }
+  if (response.bodyUsed) throw new TypeError('loadFilter(): the Response body has already been read');
+  const load = new StreamingLoad(expected, declaredLength(response.headers), onProgress);
+  try {
+    const body = response.body;
+    if (body === null || body === undefined || typeof body.getReader !== 'function') {
+      // A Response without a readable stream (no body, or a minimal polyfill).
+      const bytes = body === null ? new Uint8Array(0) : new Uint8Array(await response.arrayBuffer());
+      checkAborted(signal);
+      load.push(bytes);
+      return load.finish();
+    }
+    const reader = body.getReader();
+    const onAbort = () => {
+      reader.cancel(signal.reason).catch(noop);
+    };
+    if (signal) signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      for (;;) {
+        let step;
+        try {
+          step = await reader.read();
+        } catch (error) {
+          checkAborted(signal);
+          throw new BloomgateError('E_FETCH',
+            `the download of ${label} failed after ${load.buffer.length} bytes: ${describeError(error)}`, { cause: error });
+        }
+        checkAborted(signal);
+        if (step.done) break;
+        load.push(step.value);
+      }
+      return load.finish();
+    } catch (error) {
+      reader.cancel().catch(noop);
+      throw error;
+    } finally {
+      if (signal) signal.removeEventListener('abort', onAbort);
+    }
+  } finally {
+    load.free();
+  }
+}
+
+function fromBytes(bytes, expected, onProgress) {
+  const buffer = new wasm.WasmBuffer(bytes.length);
+  let sha = null;
+  try {
+    buffer.append(bytes);
+    if (expected !== null) {
+      sha = new wasm.Sha256();
+      buffer.hashRange(sha, 0, buffer.length);
+      checkDigest(sha.digest(), expected);
+    }
+    if (onProgress) onProgress({ loaded: bytes.length, total: bytes.length });
+    return wrapFilterPointer(buffer.takeFilter());
+  } finally {
+    buffer.free();
+    if (sha !== null) sha.free();
+  }
+}
+
+function describeError(error) {
+  if (error === null || typeof error !== 'object') return String(error);
+  const cause = error.cause;
+  const detail = cause && typeof cause === 'object' ? cause.code || cause.message : undefined;
+  return detail && detail !== error.message ? `${error.message} (${detail})` : String(error.message || error);
+}
+
+/**
+ * Load a .bgf filter from a URL, a Response or bytes.
+ * @param {string | URL | Response | ArrayBuffer | Uint8Array} source
+ * @param {{ integrity?: string, onProgress?: (p: { loaded: number, total: number }) => void,
+ *   signal?: AbortSignal, fetch?: typeof fetch }} [options]
+ * @returns {Promise<import('./filter.js').BloomFilter>}
+ */
+export async function loadFilter(source, options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('loadFilter() options must be an object');
+  const { integrity, onProgress, signal } = options;
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw new TypeError('loadFilter(): onProgress must be a function');
+  }
+  if (signal !== undefined && signal !== null &&
+    (typeof signal !== 'object' || typeof signal.aborted !== 'boolean' || typeof signal.addEventListener !== 'function')) {
+    throw new TypeError('loadFilter(): signal must be an AbortSignal');
+  }
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') {
+    throw new TypeError('loadFilter(): fetch must be a function');
+  }
+  const expected = parseIntegrity(integrity);
+  checkAborted(signal);
+
+  if (typeof source === 'string' || source instanceof URL) {
+    const fetchImpl = options.fetch ?? globalThis.fetch;
+    if (typeof fetchImpl !== 'function') {
+      throw new TypeError('loadFilter(): no fetch() is available here; pass options.fetch or the bytes');
+    }
+    const label = String(source);
+    const readying = wasm.ready(); // instantiate while the request is in flight
+    readying.catch(noop);
+    let response;
+    try {
+      response = await fetchImpl(source, signal ? { signal } : undefined);
+    } catch (error) {
+      checkAborted(signal);
+      throw new BloomgateError('E_FETCH', `could not fetch ${label}: ${describeError(error)}`, { cause: error });
+    }
+    try {
+      await readying;
+      checkAborted(signal);
+    } catch (error) {
+      if (response.body && typeof response.body.cancel === 'function') response.body.cancel().catch(noop);
+      throw error;
+    }
+    return fromResponse(response, label, expected, onProgress, signal);
+  }
+  if (isResponse(source)) {
+    await wasm.ready();
+    checkAborted(signal);
+    return fromResponse(source, source.url || 'the response', expected, onProgress, signal);
+  }
+  if (isBytes(source)) {
+    const bytes = asBytes(source, 'loadFilter()');
+    await wasm.ready();
+    checkAborted(signal);
+    return fromBytes(bytes, expected, onProgress);
+  }
+  throw new TypeError('loadFilter() source must be a URL string, a URL, a Response, an ArrayBuffer or a Uint8Array');
+}
