@@ -9,8 +9,10 @@
 #include "kind.h"
 
 /* The kinds this build has, indexed by their header id. */
+extern const bg_kind_ops bg_kind_scalable;
 static const bg_kind_ops *const KINDS[] = {
     [BG_KIND_CLASSIC] = &bg_kind_classic,
+    [BG_KIND_SCALABLE] = &bg_kind_scalable,
 };
 
 const bg_kind_ops *bg__kind_ops(uint32_t kind) {
