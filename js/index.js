@@ -7,6 +7,5 @@ export { loadFilter } from './load.js';
 export { inspectFile } from './inspect.js';
 export { BloomgateError } from './errors.js';
 export { init } from './wasm.js';
-// The escalation layer lands here in a later issue: createGate (gate.js),
-// checkPassword and hashPassword (password.js), checkUrl, canonicalizeUrl and
-// urlExpressions (url.js).
+export { createGate } from './gate.js';
+export { checkPassword, hashPassword } from './password.js';
