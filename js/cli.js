@@ -1,0 +1,7 @@
+#!/usr/bin/env node
+// The `bloomgate` command. Everything lives in ./cli/; this file only runs it.
+import { main } from './cli/main.js';
+import { stdoutClosed } from './cli/stdout.js';
+
+stdoutClosed();
+process.exitCode = await main(process.argv.slice(2));

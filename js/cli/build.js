@@ -1,0 +1,203 @@
+// `bloomgate build`: lines or a HIBP dump in, a .bgf file out.
+//
+// Memory stays near m/8 bytes whatever the input size: the input is streamed
+// in 1 MiB chunks and split into lines in place. Only when --capacity is not
+// given does the input have to be read twice (count, then add): a file is
+// simply re-read; a pipe is held in memory in between.
+import { basename } from 'node:path';
+import { parseChoice, parseCommandArgs, parseNonNegativeInteger, parsePositiveInteger, parseProbability, parseSeed } from './args.js';
+import { CliError, EXIT, usageError } from './errors.js';
+import { COMMAND_HELP } from './help.js';
+import { openInput } from './input.js';
+import { LineSplitter } from './lines.js';
+import { AtomicOutput } from './output.js';
+import { formatBytes, formatCount, Progress } from './progress.js';
+import { FORMATS, KEY_ENCODING, RecordReader } from './records.js';
+import { KeyBatch } from './key-batch.js';
+
+const OPTIONS = {
+  output: { type: 'string', short: 'o' },
+  capacity: { type: 'string' },
+  'error-rate': { type: 'string' },
+  seed: { type: 'string' },
+  format: { type: 'string' },
+  'min-count': { type: 'string' },
+  kind: { type: 'string' },
+  description: { type: 'string' },
+  created: { type: 'boolean' },
+  'skip-invalid': { type: 'boolean' },
+  progress: { type: 'boolean' },
+  quiet: { type: 'boolean', short: 'q' },
+};
+
+export const DEFAULT_ERROR_RATE = 0.01;
+/** HIBP range responses pad with COUNT 0 rows that are not breaches. */
+export const DEFAULT_MIN_COUNT = 1;
+
+/** Options of `build`, validated; throws a usage error (exit 64) otherwise. */
+export function buildOptions(argv) {
+  const { values, positionals } = parseCommandArgs('build', argv, OPTIONS);
+  if (values.help) return { help: true };
+  if (positionals.length > 1) throw usageError(`build reads one input, got ${positionals.length}: ${positionals.join(' ')} (see 'bloomgate build --help')`);
+  if (values.output === undefined || values.output === '') throw usageError("missing -o/--output FILE (see 'bloomgate build --help')");
+  const format = parseChoice('format', values.format ?? 'lines', FORMATS);
+  if (values['min-count'] !== undefined && format !== 'hibp') throw usageError('--min-count applies only to --format hibp');
+  return {
+    input: positionals[0],
+    output: values.output,
+    format,
+    kind: parseChoice('kind', values.kind ?? 'classic', ['classic']),
+    capacity: values.capacity === undefined ? undefined : parsePositiveInteger('capacity', values.capacity),
+    errorRate: values['error-rate'] === undefined ? DEFAULT_ERROR_RATE : parseProbability('error-rate', values['error-rate']),
+    seed: values.seed === undefined ? undefined : parseSeed('seed', values.seed),
+    minCount: format !== 'hibp' ? 0 : values['min-count'] === undefined ? DEFAULT_MIN_COUNT : parseNonNegativeInteger('min-count', values['min-count']),
+    description: values.description,
+    created: values.created ? createdTimestamp() : undefined,
+    skipInvalid: Boolean(values['skip-invalid']),
+    quiet: Boolean(values.quiet),
+    progress: !values.quiet && Boolean(values.progress || process.stderr.isTTY),
+  };
+}
+
+export async function run(argv) {
+  const options = buildOptions(argv);
+  if (options.help) {
+    process.stdout.write(COMMAND_HELP.build);
+    return EXIT.OK;
+  }
+  const { BloomFilter } = await import('../index.js');
+  const progress = new Progress({ enabled: options.progress });
+  const input = await openInput(options.input);
+  let output;
+  let filter;
+  try {
+    output = await AtomicOutput.create(options.output);
+    let capacity = options.capacity;
+    let counted = null;
+    if (capacity === undefined) {
+      if (!input.rereadable) {
+        progress.start('reading', undefined);
+        await input.bufferAll((bytes) => progress.update(bytes, 0));
+      }
+      counted = new RecordReader(options.format, { ...options, onKey: () => {} });
+      await readRecords(input, counted, progress, 'counting');
+      capacity = Math.max(1, counted.items);
+    }
+
+    // After a counting pass the metadata is known up front; otherwise it is
+    // attached once the input has been read.
+    filter = await createFilter(BloomFilter, options, capacity, counted ? describeBuild(input, options, counted) : undefined);
+    const batch = new KeyBatch(filter, options.format === 'hibp' ? 'key' : 'item');
+    const reader = new RecordReader(options.format, { ...options, onKey: batch.push });
+    await readRecords(input, reader, progress, 'adding', batch.flush);
+    progress.clear();
+    if (!counted) filter = await withMetadata(BloomFilter, filter, options, capacity, describeBuild(input, options, reader));
+    const bytes = filter.serialize();
+    await output.write(bytes);
+    await output.commit();
+    if (!options.quiet) report(options, reader, filter, bytes.length);
+    return EXIT.OK;
+  } catch (error) {
+    progress.clear();
+    await output?.abort();
+    throw error;
+  } finally {
+    filter?.free();
+    await input.close();
+  }
+}
+
+async function readRecords(input, reader, progress, phase, afterChunk) {
+  const splitter = new LineSplitter(reader.line);
+  let bytes = 0;
+  progress.start(phase, input.size);
+  for await (const chunk of input.chunks()) {
+    splitter.push(chunk);
+    afterChunk?.();
+    bytes += chunk.length;
+    progress.update(bytes, reader.items);
+  }
+  splitter.end();
+  afterChunk?.();
+  progress.update(bytes, reader.items);
+}
+
+/** The metadata stored in the file: where the items came from, no timestamp unless asked. */
+function describeBuild(input, options, reader) {
+  return {
+    source: input.label === 'stdin' ? 'stdin' : basename(input.path),
+    format: options.format,
+    ...(options.description !== undefined && { description: options.description }),
+    items: reader.items,
+    skipped: reader.skipped,
+    ...(options.format === 'hibp' && { minCount: options.minCount }),
+    ...(options.created !== undefined && { created: options.created }),
+  };
+}
+
+function filterSettings(options, capacity, metadata) {
+  return {
+    capacity,
+    errorRate: options.errorRate,
+    kind: options.kind,
+    keyEncoding: KEY_ENCODING[options.format],
+    ...(options.seed !== undefined && { seed: options.seed }),
+    ...(metadata !== undefined && { metadata }),
+  };
+}
+
+async function createFilter(BloomFilter, options, capacity, metadata) {
+  try {
+    return await BloomFilter.create(filterSettings(options, capacity, metadata));
+  } catch (error) {
+    // The sizes come from the user's numbers: too large is a usage error.
+    if (error?.code === 'E_RANGE' || error?.code === 'E_TOO_LARGE' || error instanceof RangeError) {
+      throw new CliError(`cannot size a filter for capacity ${capacity} at error rate ${options.errorRate}: ${error.message}`, error.code && typeof error.code === 'string' && error.code.startsWith('E_') ? error.code : 'E_RANGE', EXIT.USAGE);
+    }
+    throw error;
+  }
+}
+
+// With --capacity the input is read once, so the item count is known only at
+// the end. Without a metadata setter on the filter, its bits are OR-ed into a
+// fresh filter created with the metadata (same m, k and seed).
+async function withMetadata(BloomFilter, filter, options, capacity, metadata) {
+  if (typeof filter.setMetadata === 'function') {
+    filter.setMetadata(metadata);
+    return filter;
+  }
+  const target = await createFilter(BloomFilter, options, capacity, metadata);
+  try {
+    target.merge(filter);
+  } catch (error) {
+    target.free();
+    throw error;
+  }
+  filter.free();
+  return target;
+}
+
+function report(options, reader, filter, fileBytes) {
+  const stats = filter.stats();
+  const lines = [
+    `wrote ${options.output} (${formatBytes(fileBytes)}): ${formatCount(reader.items)} items, capacity ${formatCount(stats.capacity)}, ` +
+      `target error rate ${stats.errorRate}, m = ${formatCount(stats.m)} bits, k = ${stats.k}`,
+  ];
+  if (reader.belowMinCount > 0) lines.push(`skipped ${formatCount(reader.belowMinCount)} rows with COUNT below ${options.minCount}`);
+  if (reader.invalid > 0) {
+    const first = reader.invalidLineNumbers.join(', ');
+    const more = reader.invalid > reader.invalidLineNumbers.length ? ', ...' : '';
+    lines.push(`skipped ${formatCount(reader.invalid)} invalid line${reader.invalid === 1 ? '' : 's'} (line${reader.invalid === 1 ? '' : 's'} ${first}${more})`);
+  }
+  if (reader.items > stats.capacity) {
+    lines.push(`bloomgate: warning: ${formatCount(reader.items)} items exceed the capacity of ${formatCount(stats.capacity)}; the error rate is above its target (rebuild with a larger --capacity)`);
+  }
+  process.stderr.write(`${lines.join('\n')}\n`);
+}
+
+// --created stores an ISO 8601 time; SOURCE_DATE_EPOCH (reproducible-builds.org) pins it.
+function createdTimestamp() {
+  const epoch = process.env.SOURCE_DATE_EPOCH;
+  if (epoch !== undefined && /^[0-9]+$/.test(epoch)) return new Date(Number(epoch) * 1000).toISOString();
+  return new Date().toISOString();
+}

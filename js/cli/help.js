@@ -1,0 +1,100 @@
+// Help texts: `bloomgate --help` and `bloomgate <command> --help`.
+
+export const EXIT_CODES_TEXT = `Exit codes:
+  0   success
+  64  usage error: unknown command or option, missing argument, bad number
+  65  data error: malformed input line, corrupt or incompatible filter file
+  66  an input file cannot be opened or read
+  70  internal error (a bug: please report it)
+  73  the output file (or stdout) cannot be created or written`;
+
+export const MAIN_HELP = `bloomgate — Bloom filters for "definitely not / maybe" checks
+
+Usage:
+  bloomgate build [input|-] -o out.bgf [options]   build a filter from lines or a HIBP dump
+  bloomgate inspect file.bgf [--json]              show header, fill and error rates, checksum
+  bloomgate query file.bgf [items...]              print "maybe" or "no" per item (stdin if none)
+  bloomgate merge -o out.bgf a.bgf b.bgf [...]     OR together filters with the same parameters
+  bloomgate <command> --help                       options of one command
+  bloomgate --version                              print the version
+
+Errors are one line on stderr: "bloomgate: <message> (<code>)".
+
+${EXIT_CODES_TEXT}
+`;
+
+export const COMMAND_HELP = {
+  build: `Usage: bloomgate build [input|-] -o out.bgf [options]
+
+Build a filter file from one item per line (LF or CRLF). Reads stdin when the
+input is "-" or missing. Empty lines are skipped. Lines may be at most 65536 bytes.
+
+Options:
+  -o, --output FILE      the .bgf file to write (required; written atomically)
+  --capacity N           items the filter is sized for (default: the number of
+                         items in the input, counted in a first pass; a piped
+                         stdin is then held in memory, so give --capacity for
+                         large piped inputs)
+  --error-rate P         target false-positive rate, 0 < P < 1 (default 0.01)
+  --seed S               hash seed, 0..2^64-1, decimal or 0x hex (default 0)
+  --format F             lines (default): each line is an item (its UTF-8 bytes)
+                         hibp: "SHA1HEX:COUNT" rows of a Have I Been Pwned dump;
+                         the filter answers for the plaintext passwords
+  --min-count C          hibp: skip rows whose COUNT is below C (default 1, which
+                         drops the count-0 padding rows of the HIBP range API)
+  --kind K               filter kind: classic (the only kind so far)
+  --description TEXT     stored in the file's metadata
+  --created              store the build time in the metadata (left out by
+                         default so the same input gives the same file;
+                         SOURCE_DATE_EPOCH is honoured)
+  --skip-invalid         skip malformed lines instead of failing; report how many
+  --progress             draw the progress bar even when stderr is not a terminal
+  -q, --quiet            print nothing but errors
+  -h, --help             this help
+
+A malformed line fails the build with exit code 65 and its line number, and
+no output file is left behind.
+
+${EXIT_CODES_TEXT}
+`,
+  inspect: `Usage: bloomgate inspect file.bgf [--json]
+
+Print every header field of a filter file, its metadata, fill ratio,
+estimated item count and error rates, and whether the checksum matches.
+Warns when the filter holds more items than its capacity or is over-full.
+A corrupt file prints what could be read and the error, and exits with 65.
+
+Options:
+  --json        one JSON object on stdout, for machines
+  -h, --help    this help
+
+${EXIT_CODES_TEXT}
+`,
+  query: `Usage: bloomgate query file.bgf [items...]
+
+Print "maybe<TAB>item" or "no<TAB>item" for each item. With no items on the
+command line, reads them from stdin, one per line (LF or CRLF; empty lines
+skipped). "no" is certain; "maybe" is a false positive at the filter's error rate.
+Filters built with --format hibp take plaintext passwords.
+
+Options:
+  --json        print a JSON array of {"item": ..., "maybe": true|false}
+  -h, --help    this help
+
+${EXIT_CODES_TEXT}
+`,
+  merge: `Usage: bloomgate merge -o out.bgf a.bgf b.bgf [...]
+
+OR together filters built with the same kind, m, k, seed, hash and key
+encoding (build each partition with the same --capacity, --error-rate and
+--seed). The result answers "maybe" for every item of every input: the same
+bits as one build over the union of the inputs.
+
+Options:
+  -o, --output FILE   the .bgf file to write (required; written atomically)
+  -q, --quiet         print nothing but errors
+  -h, --help          this help
+
+${EXIT_CODES_TEXT}
+`,
+};

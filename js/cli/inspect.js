@@ -1,0 +1,171 @@
+// `bloomgate inspect`: what a .bgf file says about itself, and whether to trust it.
+import { parseCommandArgs } from './args.js';
+import { CliError, EXIT, usageError } from './errors.js';
+import { readFilterBytes } from './filter-file.js';
+import { COMMAND_HELP } from './help.js';
+import { formatBytes, formatCount } from './progress.js';
+
+const KIND_NAMES = { 1: 'classic' };
+const KEY_ENCODING_NAMES = { 0: 'utf8', 1: 'sha1', 2: 'url' };
+const HASH_NAMES = { 1: 'xxh3-128' };
+// Validation steps that run after the checksum (docs/FORMAT.md): the checksum
+// matched when one of these fails.
+const AFTER_CHECKSUM = new Set(['E_KIND', 'E_KEY_ENCODING', 'E_HASH', 'E_PAYLOAD']);
+
+export async function run(argv) {
+  const { values, positionals } = parseCommandArgs('inspect', argv, { json: { type: 'boolean' } });
+  if (values.help) {
+    process.stdout.write(COMMAND_HELP.inspect);
+    return EXIT.OK;
+  }
+  if (positionals.length !== 1) {
+    throw usageError(`inspect takes one filter file, got ${positionals.length} (see 'bloomgate inspect --help')`);
+  }
+  const path = positionals[0];
+  const bytes = await readFilterBytes(path);
+  const { inspectFile } = await import('../index.js');
+  const report = describe(path, bytes, await inspectFile(bytes));
+  // What could be read goes to stdout either way; the failure also gets its error line.
+  process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatText(report, bytes.length));
+  if (!report.ok) throw new CliError(`${path}: ${report.message}`, report.code, EXIT.DATA);
+  return EXIT.OK;
+}
+
+/** The report printed by --json (and, formatted, without it). */
+export function describe(path, bytes, result) {
+  const header = result.header && normalizeHeader(result.header, bytes);
+  const stats = result.stats && {
+    bitsSet: result.stats.bitsSet,
+    fillRatio: result.stats.fillRatio,
+    estimatedItems: result.stats.estimatedItems,
+    estimatedErrorRate: result.stats.estimatedErrorRate,
+    theoreticalErrorRate: result.stats.theoreticalErrorRate,
+  };
+  return {
+    file: path,
+    ok: result.ok,
+    code: result.code,
+    message: result.message,
+    checksum: result.ok || AFTER_CHECKSUM.has(result.code) ? 'ok' : result.code === 'E_CHECKSUM' ? 'mismatch' : 'not verified',
+    header,
+    metadata: result.ok ? result.metadata : header ? unverifiedMetadata(header, bytes) : null,
+    stats,
+    warnings: header && stats ? warnings(header, stats) : [],
+  };
+}
+
+function normalizeHeader(h, bytes) {
+  return {
+    version: h.version,
+    kind: KIND_NAMES[h.kind] ?? `unknown(${h.kind})`,
+    keyEncoding: KEY_ENCODING_NAMES[h.keyEncoding] ?? `unknown(${h.keyEncoding})`,
+    hashAlgorithm: HASH_NAMES[h.hashAlgorithm] ?? `unknown(${h.hashAlgorithm})`,
+    // 64-bit: a string, so JSON readers lose no digits.
+    seed: String(h.seed),
+    m: h.m,
+    k: h.k,
+    capacity: h.capacity,
+    errorRate: h.errorRate,
+    count: h.count,
+    listId: h.listId ?? listIdAt(bytes),
+    generation: h.generation,
+    metadataLength: h.metadataLength,
+    payloadOffset: h.payloadOffset,
+    payloadLength: h.payloadLength,
+    fileLength: h.fileLength,
+    checksum: h.checksum,
+  };
+}
+
+// For a file that fails validation the library returns only the fixed header;
+// the list id (bytes 80..96) and the metadata (right after the 128-byte header)
+// are still shown when present, marked as unverified by `ok: false`.
+const LIST_ID_OFFSET = 80;
+const HEADER_SIZE = 128;
+
+function listIdAt(bytes) {
+  if (bytes.length < LIST_ID_OFFSET + 16) return null;
+  return Buffer.from(bytes.subarray(LIST_ID_OFFSET, LIST_ID_OFFSET + 16)).toString('hex');
+}
+
+function unverifiedMetadata(header, bytes) {
+  const end = HEADER_SIZE + header.metadataLength;
+  if (header.metadataLength === 0 || end > bytes.length) return null;
+  const text = Buffer.from(bytes.subarray(HEADER_SIZE, end)).toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * Over capacity: more items were added than the filter was sized for.
+ * Over-full: more bits are set than the sizing expects at capacity. With an
+ * integer k the expected fill at capacity, 1 - e^(-k n / m), is a little above
+ * 0.5 (0.518 at p = 0.01), so "fill > 0.5" alone would flag every correctly
+ * sized full filter; the warning needs the fill above both 0.5 and that
+ * expectation by three standard deviations.
+ */
+export function warnings(header, stats) {
+  const list = [];
+  if (header.count > header.capacity) {
+    list.push(`over capacity: ${formatCount(header.count)} items inserted into a filter sized for ${formatCount(header.capacity)}; the error rate exceeds its target of ${header.errorRate}`);
+  }
+  const expected = 1 - Math.exp((-header.k * header.capacity) / header.m);
+  const noise = 3 * Math.sqrt((expected * (1 - expected)) / header.m);
+  if (stats.fillRatio > 0.5 && stats.fillRatio > expected + noise) {
+    list.push(`over-full: answers degrade; rebuild with a larger capacity (fill ratio ${stats.fillRatio.toFixed(4)}, expected at most ${expected.toFixed(4)} at capacity)`);
+  }
+  return list;
+}
+
+function formatText(report, byteLength) {
+  const rows = [['file', `${report.file} (${formatCount(byteLength)} bytes)`]];
+  rows.push(['status', report.ok ? 'ok' : `${report.code}: ${report.message}`]);
+  const h = report.header;
+  if (h) {
+    rows.push(
+      ['version', h.version],
+      ['kind', h.kind],
+      ['key encoding', h.keyEncoding],
+      ['hash', h.hashAlgorithm],
+      ['seed', h.seed],
+      ['m', `${formatCount(h.m)} bits (${formatBytes(h.m / 8)})`],
+      ['k', h.k],
+      ['capacity', formatCount(h.capacity)],
+      ['target error rate', h.errorRate],
+      ['items inserted', formatCount(h.count)],
+      ['list id', h.listId ?? '(unreadable)'],
+      ['generation', h.generation],
+      ['metadata', `${formatCount(h.metadataLength)} bytes`],
+    );
+    if (report.metadata !== null && report.metadata !== undefined) {
+      rows.push(['', JSON.stringify(report.metadata)]);
+    }
+    rows.push(
+      ['payload', `offset ${formatCount(h.payloadOffset)}, length ${formatCount(h.payloadLength)} bytes`],
+      ['file length', `${formatCount(h.fileLength)} bytes`],
+    );
+  }
+  rows.push(['checksum', h ? `${report.checksum} (${h.checksum})` : report.checksum]);
+  const s = report.stats;
+  if (s) {
+    rows.push(
+      ['bits set', formatCount(s.bitsSet)],
+      ['fill ratio', s.fillRatio.toFixed(6)],
+      ['estimated items', Number.isFinite(s.estimatedItems) ? formatCount(s.estimatedItems) : 'unbounded (every bit is set)'],
+      ['estimated error rate', formatRate(s.estimatedErrorRate)],
+      ['theoretical error rate', `${formatRate(s.theoreticalErrorRate)} (at ${formatCount(h.count)} items)`],
+    );
+  }
+  const width = Math.max(...rows.map(([label]) => label.length)) + 2;
+  let text = rows.map(([label, value]) => `${label.padEnd(width)}${value}`.trimEnd()).join('\n');
+  for (const warning of report.warnings) text += `\nwarning: ${warning}`;
+  return `${text}\n`;
+}
+
+function formatRate(rate) {
+  if (rate === 0) return '0';
+  return rate >= 0.001 ? rate.toFixed(6) : rate.toExponential(3);
+}

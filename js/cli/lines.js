@@ -1,0 +1,89 @@
+// Splitting a byte stream into lines without holding more than one line.
+// Lines end in LF; a CR before the LF is dropped (CRLF input); the last line
+// may lack its LF. Lines are handed out as byte views, not strings: a key is
+// the line's exact bytes, and no decoding happens on the hot path.
+
+/** Longest accepted line, in bytes (without its line ending). */
+export const MAX_LINE_BYTES = 64 * 1024;
+
+const LF = 10;
+const CR = 13;
+
+export class LineSplitter {
+  /**
+   * @param {(bytes: Uint8Array, lineNumber: number, tooLong: boolean) => void} onLine
+   *   Called for every line, empty ones included. `bytes` is valid only during
+   *   the call. For a line over maxLineBytes, `tooLong` is true and `bytes`
+   *   holds only its beginning.
+   */
+  constructor(onLine, maxLineBytes = MAX_LINE_BYTES) {
+    this.onLine = onLine;
+    this.maxLineBytes = maxLineBytes;
+    this.lineNumber = 0;
+    // A line split across chunks is gathered here. Room for the longest line,
+    // its CR, and one more byte, which is enough to know a line is too long.
+    this.carry = Buffer.allocUnsafe(maxLineBytes + 2);
+    this.carryLength = 0;
+    this.overflow = false;
+  }
+
+  /** Feed the next chunk of input. */
+  push(chunk) {
+    const length = chunk.length;
+    let start = 0;
+    while (start < length) {
+      const end = chunk.indexOf(LF, start);
+      if (end === -1) {
+        this.#append(chunk, start, length);
+        return;
+      }
+      if (this.carryLength > 0 || this.overflow) {
+        this.#append(chunk, start, end);
+        this.#emitCarry();
+      } else {
+        this.#emit(chunk, start, end, false);
+      }
+      start = end + 1;
+    }
+  }
+
+  /** The input is over: emit a last line that had no LF. */
+  end() {
+    if (this.carryLength > 0 || this.overflow) this.#emitCarry();
+  }
+
+  #append(chunk, start, end) {
+    const room = this.carry.length - this.carryLength;
+    const take = Math.min(room, end - start);
+    if (take > 0) {
+      chunk.copy(this.carry, this.carryLength, start, start + take);
+      this.carryLength += take;
+    }
+    if (take < end - start) this.overflow = true;
+  }
+
+  #emitCarry() {
+    const overflow = this.overflow;
+    const length = this.carryLength;
+    this.carryLength = 0;
+    this.overflow = false;
+    this.#emit(this.carry, 0, length, overflow);
+  }
+
+  #emit(buffer, start, end, overflow) {
+    this.lineNumber++;
+    if (!overflow && end > start && buffer[end - 1] === CR) end--;
+    if (overflow || end - start > this.maxLineBytes) {
+      this.onLine(buffer.subarray(start, Math.min(end, start + 80)), this.lineNumber, true);
+    } else {
+      this.onLine(buffer.subarray(start, end), this.lineNumber, false);
+    }
+  }
+}
+
+/** A short printable excerpt of a line for error messages. */
+export function excerpt(bytes, tooLong = false) {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 48)).toString('utf8');
+  const more = tooLong || bytes.length > 48 ? '...' : '';
+  return JSON.stringify(text) + more;
+}

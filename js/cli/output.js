@@ -1,0 +1,89 @@
+// Writing an output file atomically: bytes go to `<out>.tmp-<pid>`, which is
+// renamed over `<out>` only once complete. A failed or interrupted command
+// leaves no half-written file behind. The temporary file is created up front,
+// so an unwritable destination fails before a long build, not after it.
+import { open, rename, unlink } from 'node:fs/promises';
+import { unlinkSync } from 'node:fs';
+import { cannotCreate } from './errors.js';
+
+const pending = new Set();
+let handlersInstalled = false;
+
+function installCleanup() {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  const removeAll = () => {
+    for (const path of pending) {
+      try {
+        unlinkSync(path);
+      } catch {
+        // already gone
+      }
+    }
+    pending.clear();
+  };
+  process.on('exit', removeAll);
+  for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
+    process.on(signal, () => {
+      removeAll();
+      process.exit(status);
+    });
+  }
+}
+
+export class AtomicOutput {
+  constructor(path, temporaryPath, handle) {
+    this.path = path;
+    this.temporaryPath = temporaryPath;
+    this.handle = handle;
+  }
+
+  /** Create the temporary file next to `path` (same directory, so rename is atomic). */
+  static async create(path) {
+    const temporaryPath = `${path}.tmp-${process.pid}`;
+    installCleanup();
+    try {
+      const handle = await open(temporaryPath, 'w', 0o644);
+      pending.add(temporaryPath);
+      return new AtomicOutput(path, temporaryPath, handle);
+    } catch (error) {
+      throw cannotCreate(path, error);
+    }
+  }
+
+  async write(bytes) {
+    try {
+      let offset = 0;
+      while (offset < bytes.length) {
+        const { bytesWritten } = await this.handle.write(bytes, offset, bytes.length - offset);
+        offset += bytesWritten;
+      }
+    } catch (error) {
+      await this.abort();
+      throw cannotCreate(this.path, error);
+    }
+  }
+
+  /** Flush, close and move into place. */
+  async commit() {
+    try {
+      await this.handle.sync();
+      await this.handle.close();
+      this.handle = null;
+      await rename(this.temporaryPath, this.path);
+      pending.delete(this.temporaryPath);
+    } catch (error) {
+      await this.abort();
+      throw cannotCreate(this.path, error);
+    }
+  }
+
+  /** Give up: remove the temporary file. Safe to call more than once. */
+  async abort() {
+    if (this.handle) {
+      await this.handle.close().catch(() => {});
+      this.handle = null;
+    }
+    if (pending.delete(this.temporaryPath)) await unlink(this.temporaryPath).catch(() => {});
+  }
+}

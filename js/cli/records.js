@@ -1,0 +1,103 @@
+// What an input line means, per --format:
+//   lines  every non-empty line is an item; its bytes are the key (UTF-8 as typed)
+//   hibp   `SHA1HEX:COUNT` (Have I Been Pwned dump); the key is the 20 decoded bytes
+// Malformed lines stop the build with their line number, or with --skip-invalid
+// are counted and skipped.
+import { inputError } from './errors.js';
+import { excerpt, MAX_LINE_BYTES } from './lines.js';
+
+export const FORMATS = ['lines', 'hibp'];
+/** The key encoding a format's filters use. */
+export const KEY_ENCODING = { lines: 'utf8', hibp: 'sha1' };
+
+const SHA1_HEX = 40;
+const COLON = 0x3a;
+const ZERO = 0x30;
+const REMEMBERED_LINE_NUMBERS = 5;
+
+const HEX_VALUE = new Int8Array(256).fill(-1);
+for (let i = 0; i < 10; i++) HEX_VALUE[0x30 + i] = i;
+for (let i = 0; i < 6; i++) {
+  HEX_VALUE[0x41 + i] = 10 + i;
+  HEX_VALUE[0x61 + i] = 10 + i;
+}
+
+export class RecordReader {
+  /**
+   * @param {'lines'|'hibp'} format
+   * @param {{ minCount: number, skipInvalid: boolean, onKey: (key: Uint8Array) => void }} options
+   *   onKey receives each key to insert; the bytes are valid only during the call.
+   */
+  constructor(format, { minCount = 0, skipInvalid = false, onKey }) {
+    this.format = format;
+    this.minCount = minCount;
+    this.skipInvalid = skipInvalid;
+    this.onKey = onKey;
+    this.items = 0; // keys handed to onKey
+    this.empty = 0; // empty lines (skipped, never an error)
+    this.invalid = 0; // malformed lines skipped under --skip-invalid
+    this.belowMinCount = 0; // hibp rows with COUNT < --min-count
+    this.invalidLineNumbers = []; // the first few, for the report
+    this.key = new Uint8Array(20);
+    this.line = format === 'hibp' ? this.#hibpLine : this.#plainLine;
+  }
+
+  /** Lines read but not inserted, empty lines aside. */
+  get skipped() {
+    return this.invalid + this.belowMinCount;
+  }
+
+  #plainLine = (bytes, lineNumber, tooLong) => {
+    if (tooLong) return this.#reject(lineNumber, `line is longer than ${MAX_LINE_BYTES} bytes, starting ${excerpt(bytes, true)}`);
+    if (bytes.length === 0) {
+      this.empty++;
+      return;
+    }
+    this.items++;
+    this.onKey(bytes);
+  };
+
+  #hibpLine = (bytes, lineNumber, tooLong) => {
+    if (!tooLong && bytes.length === 0) {
+      this.empty++;
+      return;
+    }
+    const count = tooLong ? -1 : decodeHibp(bytes, this.key);
+    if (count < 0) return this.#reject(lineNumber, `expected SHA1HEX:COUNT, got ${excerpt(bytes, tooLong)}`);
+    if (count < this.minCount) {
+      this.belowMinCount++;
+      return;
+    }
+    this.items++;
+    this.onKey(this.key);
+  };
+
+  #reject(lineNumber, message) {
+    if (!this.skipInvalid) throw inputError(`line ${lineNumber}: ${message}`);
+    this.invalid++;
+    if (this.invalidLineNumbers.length < REMEMBERED_LINE_NUMBERS) this.invalidLineNumbers.push(lineNumber);
+  }
+}
+
+/**
+ * Parse `SHA1HEX:COUNT` (hex in either case, COUNT a decimal integer) into
+ * key[0..20). Returns COUNT (approximate above 2^53, which only matters for
+ * comparing with --min-count), or -1 when the line is malformed.
+ */
+export function decodeHibp(bytes, key) {
+  const length = bytes.length;
+  if (length < SHA1_HEX + 2 || bytes[SHA1_HEX] !== COLON) return -1;
+  for (let i = 0, j = 0; i < 20; i++, j += 2) {
+    const high = HEX_VALUE[bytes[j]];
+    const low = HEX_VALUE[bytes[j + 1]];
+    if ((high | low) < 0) return -1;
+    key[i] = (high << 4) | low;
+  }
+  let count = 0;
+  for (let i = SHA1_HEX + 1; i < length; i++) {
+    const digit = bytes[i] - ZERO;
+    if (digit < 0 || digit > 9) return -1;
+    count = count * 10 + digit;
+  }
+  return count;
+}
