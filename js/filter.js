@@ -323,7 +323,9 @@ export class BloomFilter {
 
   /**
    * What the filter knows about itself. `seed` is a Number when below 2^53
-   * and a BigInt otherwise; `listId` is 32 hex digits.
+   * and a BigInt otherwise; `listId` is 32 hex digits. `overCapacity`: more
+   * items were added than it was sized for. `overFilled`: its fill implies a
+   * false-positive rate above twice the target (queries are degraded).
    */
   stats() {
     const info = wasm.bloomInfo(this.#handle.ptrOrThrow());
@@ -350,7 +352,10 @@ export class BloomFilter {
       listId: hex(info.listId),
       generation: info.generation,
       overCapacity: info.count > info.capacity,
-      overFilled: info.fillRatio > 0.5,
+      // A filter sized by sizeFor() is about half full at capacity (0.518 in the
+      // seeds' example), so "fill > 0.5" would flag correct use. Flag instead a
+      // fill whose implied error rate is past twice the target (~1.15x capacity).
+      overFilled: info.estimatedErrorRate > 2 * info.errorRate,
     };
   }
 

@@ -459,13 +459,19 @@ function packChunk(items, start, end, what, indexBase) {
   }
   let offsetIndex = arena.offsets >>> 2;
   if (allStrings) {
-    // One encodeInto for the whole chunk. When every unit became one byte
-    // (written === units) all keys were ASCII and their offsets are their lengths.
+    // One encodeInto for the whole chunk into exactly `units` bytes. When it
+    // consumed every unit and wrote one byte each, all keys were ASCII and their
+    // offsets are their lengths. (A full buffer alone proves nothing: multi-byte
+    // characters can fill it exactly before the string ends.)
     const joined = start === 0 && end === items.length ? items.join('') : items.slice(start, end).join('');
     arenaReserve(units);
     const base = arena.items;
-    const written = units === 0 ? 0 : encoder.encodeInto(joined, HEAPU8.subarray(base, base + units)).written;
-    if (written === units) {
+    let ascii = true;
+    if (units > 0) {
+      const { read, written } = encoder.encodeInto(joined, HEAPU8.subarray(base, base + units));
+      ascii = read === units && written === units;
+    }
+    if (ascii) {
       const offsets = HEAPU32;
       let offset = 0;
       offsets[offsetIndex++] = 0;
