@@ -1,0 +1,209 @@
+/**
+ * server.js — the reference server (node:http): serves filter files and the
+ * escalation endpoints over exact stores.
+ *
+ *   GET /filters/{name}.bgf   the filter, with ETag / If-None-Match, Cache-Control, CORS
+ *   GET /range/{5 hex}        breached-password range protocol: SUFFIX:COUNT lines, CRLF;
+ *                             `Add-Padding: true` adds count-0 rows
+ *   GET /hashes/{8 hex}       full SHA-256 hashes (64 hex, one per line) with that 4-byte prefix
+ *   GET /{path}               static files under `staticDir` (the demo pages), if given
+ *
+ * It binds 127.0.0.1 unless told otherwise, answers malformed prefixes with
+ * 400, has fixed routes (no request ever names a file outside its own list or
+ * the static root) and stays up under bad requests.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { basename, extname, join, resolve, sep } from 'node:path';
+
+import { BloomFilter } from './filter.js';
+import { StoreReader, parseHexPrefix } from './store.js';
+
+const CONTENT_TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+  '.bgf': 'application/octet-stream',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+const CORS = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, HEAD, OPTIONS',
+  'access-control-allow-headers': 'Add-Padding, If-None-Match',
+  'access-control-expose-headers': 'ETag, Content-Length',
+};
+
+/** Padded range replies hold between these many rows, as the public service does. */
+const PADDED_ROWS = [800, 1000];
+
+function hex(bytes) {
+  return Buffer.from(bytes).toString('hex').toUpperCase();
+}
+
+/** Load and validate each filter once: a corrupt file fails start-up, not a request. */
+async function loadFilters(filters) {
+  const served = new Map();
+  for (const [name, path] of Object.entries(filters ?? {})) {
+    if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new TypeError(`filter name '${name}' must be [A-Za-z0-9._-]+`);
+    const bytes = await readFile(path);
+    const filter = await BloomFilter.from(bytes); // throws BloomgateError on a bad file
+    filter.free();
+    const etag = `"${createHash('sha256').update(bytes).digest('base64url')}"`;
+    served.set(`${name}.bgf`, { bytes, etag });
+  }
+  return served;
+}
+
+function etagMatches(header, etag) {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
+function send(res, status, headers, body = '') {
+  res.writeHead(status, { ...CORS, ...headers });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
+function text(res, status, message) {
+  send(res, status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, `${message}\n`);
+}
+
+function rangeRows(records, padding) {
+  const rows = records.map(({ hash, count }) => `${hex(hash).slice(5)}:${count}`);
+  if (padding) {
+    const [low, high] = PADDED_ROWS;
+    const target = low + (randomBytes(2).readUInt16BE() % (high - low + 1));
+    while (rows.length < target) rows.push(`${hex(randomBytes(18)).slice(0, 35)}:0`);
+    rows.sort();
+  }
+  return rows.join('\r\n');
+}
+
+/**
+ * @param {object} options
+ * @param {Record<string, string>} [options.filters] name -> .bgf path, served at /filters/{name}.bgf
+ * @param {string} [options.passwordStore] .bgs of SHA-1 records, for /range
+ * @param {string} [options.urlStore] .bgs of SHA-256 records, for /hashes
+ * @param {string} [options.staticDir] directory served for other GET paths
+ * @param {number} [options.maxAge=300] Cache-Control max-age of filters, seconds
+ * @param {(error: Error) => void} [options.onError] unexpected handler errors (default: stderr)
+ * @returns {Promise<import('node:http').Server & { stores: object }>} not yet listening
+ */
+export async function createReferenceServer(options = {}) {
+  const filters = await loadFilters(options.filters);
+  const passwordStore = options.passwordStore ? await StoreReader.open(options.passwordStore) : null;
+  const urlStore = options.urlStore ? await StoreReader.open(options.urlStore) : null;
+  if (passwordStore && passwordStore.hashType !== 'sha1') throw new TypeError('passwordStore must hold sha1 records');
+  if (urlStore && urlStore.hashType !== 'sha256') throw new TypeError('urlStore must hold sha256 records');
+  const staticRoot = options.staticDir ? await realpath(resolve(options.staticDir)) : null;
+  const maxAge = options.maxAge ?? 300;
+  const onError = options.onError ?? ((error) => process.stderr.write(`bloomgate serve: ${error.stack ?? error}\n`));
+
+  async function serveStatic(res, pathname) {
+    if (!staticRoot) return text(res, 404, 'not found');
+    let decoded;
+    try {
+      decoded = decodeURIComponent(pathname);
+    } catch {
+      return text(res, 400, 'malformed path');
+    }
+    if (decoded.includes('\0')) return text(res, 400, 'malformed path');
+    let path = resolve(staticRoot, `.${decoded}`);
+    if (path !== staticRoot && !path.startsWith(staticRoot + sep)) return text(res, 404, 'not found');
+    let info;
+    try {
+      // realpath: a symlink inside the root must not lead outside it.
+      path = await realpath(path);
+      if (path !== staticRoot && !path.startsWith(staticRoot + sep)) return text(res, 404, 'not found');
+      info = await stat(path);
+      if (info.isDirectory()) {
+        path = join(path, 'index.html');
+        info = await stat(path);
+      }
+    } catch {
+      return text(res, 404, 'not found');
+    }
+    if (!info.isFile()) return text(res, 404, 'not found');
+    const body = await readFile(path);
+    send(res, 200, { 'content-type': CONTENT_TYPES[extname(path)] ?? 'application/octet-stream', 'content-length': body.length, 'cache-control': 'no-cache' }, body);
+  }
+
+  async function route(req, res) {
+    if (req.method === 'OPTIONS') return send(res, 204, { 'access-control-max-age': '86400' });
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return send(res, 405, { allow: 'GET, HEAD, OPTIONS', 'content-type': 'text/plain; charset=utf-8' }, 'method not allowed\n');
+    }
+    let pathname;
+    try {
+      pathname = new URL(req.url, 'http://localhost').pathname;
+    } catch {
+      return text(res, 400, 'malformed request target');
+    }
+
+    let match;
+    if ((match = /^\/filters\/([^/]+)$/.exec(pathname))) {
+      const file = filters.get(match[1]);
+      if (!file) return text(res, 404, 'no such filter');
+      const headers = { etag: file.etag, 'cache-control': `public, max-age=${maxAge}` };
+      if (etagMatches(req.headers['if-none-match'], file.etag)) return send(res, 304, headers);
+      return send(res, 200, { ...headers, 'content-type': 'application/octet-stream', 'content-length': file.bytes.length }, file.bytes);
+    }
+    if ((match = /^\/range\/([^/]*)$/.exec(pathname))) {
+      if (!passwordStore) return text(res, 404, 'no password store is configured');
+      const parsed = parseHexPrefix(match[1], 5);
+      if (!parsed) return text(res, 400, 'the range prefix must be 5 hexadecimal characters');
+      const records = await passwordStore.lookup(parsed.prefix, parsed.bits);
+      const body = rangeRows(records, req.headers['add-padding'] === 'true');
+      return send(res, 200, { 'content-type': 'text/plain', 'cache-control': `public, max-age=${maxAge}` }, body);
+    }
+    if ((match = /^\/hashes\/([^/]*)$/.exec(pathname))) {
+      if (!urlStore) return text(res, 404, 'no URL store is configured');
+      const parsed = parseHexPrefix(match[1], 8);
+      if (!parsed) return text(res, 400, 'the hash prefix must be 8 hexadecimal characters');
+      const records = await urlStore.lookup(parsed.prefix, parsed.bits);
+      const body = records.map(({ hash }) => hex(hash).toLowerCase()).join('\n');
+      return send(res, 200, { 'content-type': 'text/plain', 'cache-control': `public, max-age=${maxAge}` }, body);
+    }
+    return serveStatic(res, pathname);
+  }
+
+  const server = createServer({ requestTimeout: 15000, headersTimeout: 10000, maxHeaderSize: 16384 }, (req, res) => {
+    route(req, res).catch((error) => {
+      onError(error);
+      if (!res.headersSent) text(res, 500, 'internal error');
+      else res.destroy();
+    });
+  });
+  // A client that sends garbage gets a 400 from node:http; it must never take the server down.
+  server.on('clientError', (error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
+  });
+  server.on('close', () => {
+    passwordStore?.close();
+    urlStore?.close();
+  });
+  server.stores = { passwordStore, urlStore, filters: [...filters.keys()].map((name) => basename(name)) };
+  return server;
+}
+
+/** Create and listen; resolves to { server, url }. Host defaults to 127.0.0.1, port to 0 (any). */
+export async function startReferenceServer(options = {}) {
+  const server = await createReferenceServer(options);
+  const host = options.host ?? '127.0.0.1';
+  await new Promise((resolvePromise, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, resolvePromise);
+  });
+  const address = server.address();
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return { server, url: `http://${shownHost}:${address.port}` };
+}

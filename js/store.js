@@ -1,0 +1,229 @@
+/**
+ * store.js — the exact store (.bgs): the source of truth behind a filter's
+ * "maybe". Sorted fixed-width records (hash + count) with a prefix index, so a
+ * server answers a range query with one index lookup and one read, no
+ * database. Node only (the reference server and the CLI use it); the byte
+ * layout is specified in docs/FORMAT.md.
+ */
+import { createHash } from 'node:crypto';
+import { open } from 'node:fs/promises';
+
+import { BloomgateError } from './errors.js';
+
+export const STORE_MAGIC = Uint8Array.of(0x89, 0x42, 0x47, 0x53, 0x0d, 0x0a, 0x1a, 0x0a); // \x89BGS\r\n\x1a\n
+export const STORE_VERSION = 1;
+export const STORE_HEADER_SIZE = 64;
+/** Record hash types: the hash bytes each record starts with. */
+export const HASH_TYPES = { sha1: { id: 1, bytes: 20 }, sha256: { id: 2, bytes: 32 } };
+const COUNT_BYTES = 4;
+const MAX_INDEX_BITS = 20;
+
+function hashTypeById(id) {
+  return Object.entries(HASH_TYPES).find(([, t]) => t.id === id);
+}
+
+/** Enough index buckets for ~16 records each, at most 2^20 (8 MiB of index). */
+function indexBitsFor(count) {
+  let bits = 0;
+  while (bits < MAX_INDEX_BITS && count / 2 ** bits > 16) bits++;
+  return bits;
+}
+
+function bucketOf(hash, indexBits) {
+  if (indexBits === 0) return 0;
+  const top = ((hash[0] << 16) | (hash[1] << 8) | hash[2]) >>> 0; // first 24 bits
+  return top >>> (24 - indexBits);
+}
+
+function compareBytes(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
+  return a.length - b.length;
+}
+
+/**
+ * Serialize records into .bgs bytes. Duplicate hashes are merged (largest count kept).
+ * @param {Iterable<{ hash: Uint8Array, count: number }>} records
+ * @param {{ hashType: 'sha1' | 'sha256' }} options
+ */
+export function writeStore(records, { hashType }) {
+  const type = HASH_TYPES[hashType];
+  if (!type) throw new TypeError(`writeStore: hashType must be 'sha1' or 'sha256', got ${hashType}`);
+  const list = [];
+  for (const { hash, count } of records) {
+    if (!(hash instanceof Uint8Array) || hash.length !== type.bytes) {
+      throw new TypeError(`writeStore: every hash must be a ${type.bytes}-byte Uint8Array`);
+    }
+    if (!Number.isInteger(count) || count < 0 || count > 0xffffffff) throw new RangeError(`writeStore: count out of range: ${count}`);
+    list.push({ hash, count });
+  }
+  list.sort((a, b) => compareBytes(a.hash, b.hash));
+  const unique = [];
+  for (const record of list) {
+    const last = unique[unique.length - 1];
+    if (last && compareBytes(last.hash, record.hash) === 0) last.count = Math.max(last.count, record.count);
+    else unique.push({ ...record });
+  }
+  const recordSize = type.bytes + COUNT_BYTES;
+  const indexBits = indexBitsFor(unique.length);
+  const buckets = 2 ** indexBits;
+  const indexOffset = STORE_HEADER_SIZE;
+  const recordsOffset = indexOffset + (buckets + 1) * 8;
+  const total = recordsOffset + unique.length * recordSize;
+  const bytes = new Uint8Array(total);
+  const view = new DataView(bytes.buffer);
+  bytes.set(STORE_MAGIC, 0);
+  view.setUint16(16, STORE_VERSION, true);
+  view.setUint8(18, type.id);
+  view.setUint8(19, indexBits);
+  view.setUint32(20, recordSize, true);
+  view.setBigUint64(24, BigInt(unique.length), true);
+  view.setBigUint64(32, BigInt(indexOffset), true);
+  view.setBigUint64(40, BigInt(recordsOffset), true);
+  // index[b] = number of records whose bucket is < b; index[buckets] = count.
+  let r = 0;
+  for (let b = 0; b <= buckets; b++) {
+    while (r < unique.length && bucketOf(unique[r].hash, indexBits) < b) r++;
+    view.setBigUint64(indexOffset + b * 8, BigInt(r), true);
+  }
+  unique.forEach((record, i) => {
+    const at = recordsOffset + i * recordSize;
+    bytes.set(record.hash, at);
+    view.setUint32(at + type.bytes, record.count, false);
+  });
+  // Checksum: SHA-256 (first 8 bytes) of everything after the checksum field.
+  bytes.set(createHash('sha256').update(bytes.subarray(16)).digest().subarray(0, 8), 8);
+  return bytes;
+}
+
+function storeError(code, message) {
+  return new BloomgateError(code, `exact store: ${message}`);
+}
+
+/**
+ * Reads a .bgs file with positioned reads: the index stays in memory, records
+ * are read per lookup, so stores larger than memory work.
+ */
+export class StoreReader {
+  static async open(path) {
+    const handle = await open(path, 'r');
+    try {
+      const { size } = await handle.stat();
+      const reader = new StoreReader(handle, size);
+      await reader.#validate();
+      return reader;
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  constructor(handle, size) {
+    this.handle = handle;
+    this.size = size;
+  }
+
+  async #read(position, length) {
+    const buffer = new Uint8Array(length);
+    const { bytesRead } = await this.handle.read(buffer, 0, length, position);
+    if (bytesRead !== length) throw storeError('E_TRUNCATED', 'file ended early');
+    return buffer;
+  }
+
+  async #validate() {
+    if (this.size < STORE_HEADER_SIZE) throw storeError('E_TRUNCATED', `${this.size} bytes is shorter than the header`);
+    const header = await this.#read(0, STORE_HEADER_SIZE);
+    if (compareBytes(header.subarray(0, 8), STORE_MAGIC) !== 0) throw storeError('E_MAGIC', 'not a .bgs file');
+    const view = new DataView(header.buffer);
+    if (view.getUint16(16, true) !== STORE_VERSION) throw storeError('E_VERSION', `unsupported version ${view.getUint16(16, true)}`);
+    const type = hashTypeById(view.getUint8(18));
+    if (!type) throw storeError('E_HEADER', `unknown hash type ${view.getUint8(18)}`);
+    this.hashType = type[0];
+    this.hashBytes = type[1].bytes;
+    this.indexBits = view.getUint8(19);
+    this.recordSize = view.getUint32(20, true);
+    const count = view.getBigUint64(24, true);
+    const indexOffset = view.getBigUint64(32, true);
+    const recordsOffset = view.getBigUint64(40, true);
+    if (this.indexBits > MAX_INDEX_BITS || this.recordSize !== this.hashBytes + COUNT_BYTES || indexOffset !== BigInt(STORE_HEADER_SIZE)) {
+      throw storeError('E_HEADER', 'inconsistent header');
+    }
+    for (let i = 48; i < STORE_HEADER_SIZE; i++) if (header[i] !== 0) throw storeError('E_HEADER', 'reserved bytes are not zero');
+    const buckets = 2 ** this.indexBits;
+    if (recordsOffset !== indexOffset + BigInt((buckets + 1) * 8)) throw storeError('E_HEADER', 'records offset does not follow the index');
+    const expected = recordsOffset + count * BigInt(this.recordSize);
+    if (BigInt(this.size) < expected) throw storeError('E_TRUNCATED', `expected ${expected} bytes, found ${this.size}`);
+    if (BigInt(this.size) > expected) throw storeError('E_TRAILING', `expected ${expected} bytes, found ${this.size}`);
+    this.count = Number(count);
+    this.recordsOffset = Number(recordsOffset);
+    // Checksum over the whole file, streamed in 4 MiB pieces.
+    const sha = createHash('sha256');
+    for (let at = 16; at < this.size; at += 1 << 22) sha.update(await this.#read(at, Math.min(1 << 22, this.size - at)));
+    if (compareBytes(sha.digest().subarray(0, 8), header.subarray(8, 16)) !== 0) throw storeError('E_CHECKSUM', 'checksum mismatch');
+    const index = await this.#read(STORE_HEADER_SIZE, (buckets + 1) * 8);
+    const iv = new DataView(index.buffer);
+    this.index = new Float64Array(buckets + 1);
+    for (let b = 0; b <= buckets; b++) {
+      this.index[b] = Number(iv.getBigUint64(b * 8, true));
+      if (this.index[b] > this.count || (b > 0 && this.index[b] < this.index[b - 1])) throw storeError('E_HEADER', 'index is not monotone');
+    }
+    if (this.index[0] !== 0 || this.index[buckets] !== this.count) throw storeError('E_HEADER', 'index does not cover the records');
+  }
+
+  /**
+   * Every record whose hash starts with `prefix` (bytes; the last byte may be
+   * partial when `prefixBits` is not a multiple of 8).
+   * @returns {Promise<Array<{ hash: Uint8Array, count: number }>>}
+   */
+  async lookup(prefix, prefixBits) {
+    if (prefixBits < this.indexBits) throw new RangeError(`prefix of ${prefixBits} bits is shorter than the index (${this.indexBits})`);
+    const padded = new Uint8Array(3);
+    padded.set(prefix.subarray(0, 3));
+    const bucket = bucketOf(padded, this.indexBits);
+    const first = this.index[bucket];
+    const n = this.index[bucket + 1] - first;
+    if (n === 0) return [];
+    const bytes = await this.#read(this.recordsOffset + first * this.recordSize, n * this.recordSize);
+    const view = new DataView(bytes.buffer);
+    const out = [];
+    for (let i = 0; i < n; i++) {
+      const hash = bytes.subarray(i * this.recordSize, i * this.recordSize + this.hashBytes);
+      if (matchesPrefix(hash, prefix, prefixBits)) out.push({ hash, count: view.getUint32(i * this.recordSize + this.hashBytes, false) });
+    }
+    return out;
+  }
+
+  /** Every record in order (export-ranges). */
+  async *records(batch = 65536) {
+    for (let start = 0; start < this.count; start += batch) {
+      const n = Math.min(batch, this.count - start);
+      const bytes = await this.#read(this.recordsOffset + start * this.recordSize, n * this.recordSize);
+      const view = new DataView(bytes.buffer);
+      for (let i = 0; i < n; i++) {
+        yield { hash: bytes.subarray(i * this.recordSize, i * this.recordSize + this.hashBytes), count: view.getUint32(i * this.recordSize + this.hashBytes, false) };
+      }
+    }
+  }
+
+  close() {
+    return this.handle.close();
+  }
+}
+
+function matchesPrefix(hash, prefix, bits) {
+  const whole = bits >>> 3;
+  for (let i = 0; i < whole; i++) if (hash[i] !== prefix[i]) return false;
+  const rest = bits & 7;
+  if (rest === 0) return true;
+  const mask = (0xff << (8 - rest)) & 0xff;
+  return (hash[whole] & mask) === (prefix[whole] & mask);
+}
+
+/** '21BD1' -> { prefix: bytes, bits: 20 }; null when not hex of the given length. */
+export function parseHexPrefix(text, hexDigits) {
+  if (typeof text !== 'string' || text.length !== hexDigits || !/^[0-9A-Fa-f]+$/.test(text)) return null;
+  const padded = text.length % 2 ? `${text}0` : text;
+  const prefix = new Uint8Array(padded.length / 2);
+  for (let i = 0; i < prefix.length; i++) prefix[i] = parseInt(padded.slice(2 * i, 2 * i + 2), 16);
+  return { prefix, bits: hexDigits * 4 };
+}

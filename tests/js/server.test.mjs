@@ -1,0 +1,203 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, writeFile, mkdir, symlink, rm } from 'node:fs/promises';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { BloomFilter, loadFilter } from '../../js/index.js';
+import { checkPassword } from '../../js/password.js';
+import { StoreReader, writeStore } from '../../js/store.js';
+import { startReferenceServer } from '../../js/server.js';
+
+const sha1 = (text) => createHash('sha1').update(text).digest();
+const sha256 = (text) => createHash('sha256').update(text).digest();
+const PASSWORDS = new Map([['password', 9659365], ['123456', 37359195], ['qwerty', 10556095], ['dragon', 1], ['monkey', 12]]);
+
+let dir;
+let server;
+let base;
+let filterBytes;
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'bloomgate-server-'));
+  const filter = await BloomFilter.create({ capacity: 100, errorRate: 0.001, keyEncoding: 'sha1' });
+  for (const pw of PASSWORDS.keys()) filter.add(pw);
+  filterBytes = filter.serialize();
+  filter.free();
+  await writeFile(join(dir, 'passwords.bgf'), filterBytes);
+  await writeFile(join(dir, 'passwords.bgs'), writeStore([...PASSWORDS].map(([pw, count]) => ({ hash: sha1(pw), count })), { hashType: 'sha1' }));
+  await writeFile(join(dir, 'urls.bgs'), writeStore(['evil.example/', 'bad.example/login'].map((e) => ({ hash: sha256(e), count: 1 })), { hashType: 'sha256' }));
+  await mkdir(join(dir, 'site'));
+  await writeFile(join(dir, 'site', 'index.html'), '<h1>demo</h1>');
+  await writeFile(join(dir, 'secret.txt'), 'outside the static root');
+  await symlink(join(dir, 'secret.txt'), join(dir, 'site', 'escape.txt'));
+  ({ server, url: base } = await startReferenceServer({
+    filters: { passwords: join(dir, 'passwords.bgf') },
+    passwordStore: join(dir, 'passwords.bgs'),
+    urlStore: join(dir, 'urls.bgs'),
+    staticDir: join(dir, 'site'),
+    onError: () => {},
+  }));
+});
+
+after(async () => {
+  await new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); });
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('binds 127.0.0.1 by default', () => {
+  assert.equal(server.address().address, '127.0.0.1');
+});
+
+test('filters: ETag, If-None-Match, Cache-Control and CORS; loadFilter reads them', async () => {
+  const first = await fetch(`${base}/filters/passwords.bgf`);
+  assert.equal(first.status, 200);
+  const etag = first.headers.get('etag');
+  assert.match(etag, /^"[A-Za-z0-9_-]{43}"$/);
+  assert.match(first.headers.get('cache-control'), /max-age=\d+/);
+  assert.equal(first.headers.get('access-control-allow-origin'), '*');
+  assert.deepEqual(new Uint8Array(await first.arrayBuffer()), new Uint8Array(filterBytes));
+  const again = await fetch(`${base}/filters/passwords.bgf`, { headers: { 'If-None-Match': `W/"x", ${etag}` } });
+  assert.equal(again.status, 304);
+  assert.equal((await again.arrayBuffer()).byteLength, 0);
+  const changed = await fetch(`${base}/filters/passwords.bgf`, { headers: { 'If-None-Match': '"other"' } });
+  assert.equal(changed.status, 200);
+  await changed.arrayBuffer();
+  const filter = await loadFilter(`${base}/filters/passwords.bgf`);
+  assert.equal(filter.mightContain('dragon'), true);
+  filter.free();
+  assert.equal((await fetch(`${base}/filters/nope.bgf`)).status, 404);
+});
+
+test('range endpoint: exact rows, and padding only when asked', async () => {
+  const hex = sha1('password').toString('hex').toUpperCase();
+  const plain = await (await fetch(`${base}/range/${hex.slice(0, 5)}`)).text();
+  assert.equal(plain, `${hex.slice(5)}:9659365`);
+  const response = await fetch(`${base}/range/${hex.slice(0, 5).toLowerCase()}`, { headers: { 'Add-Padding': 'true' } });
+  assert.equal(response.headers.get('content-type'), 'text/plain');
+  const rows = (await response.text()).split('\r\n');
+  assert.ok(rows.length >= 800 && rows.length <= 1000, `padded to ${rows.length} rows`);
+  assert.ok(rows.includes(`${hex.slice(5)}:9659365`));
+  assert.equal(rows.filter((r) => !r.endsWith(':0')).length, 1);
+  for (const row of rows) assert.match(row, /^[0-9A-F]{35}:\d+$/);
+});
+
+test('checkPassword works unchanged against the reference server', async () => {
+  const filter = await BloomFilter.from(filterBytes);
+  assert.deepEqual(await checkPassword('qwerty', { filter, rangeUrl: `${base}/range` }), { breached: true, count: 10556095, escalated: true, confirmed: true });
+  const clean = await checkPassword('a very unusual passphrase', { filter, rangeUrl: `${base}/range` });
+  assert.equal(clean.breached, false);
+  filter.free();
+});
+
+test('hashes endpoint returns full SHA-256 hashes for a 4-byte prefix', async () => {
+  const full = sha256('bad.example/login').toString('hex');
+  const body = await (await fetch(`${base}/hashes/${full.slice(0, 8)}`)).text();
+  assert.equal(body, full);
+  assert.equal(await (await fetch(`${base}/hashes/00000000`)).text(), full.startsWith('00000000') ? full : '');
+});
+
+test('malformed prefixes are 400; unknown routes 404; other methods 405; OPTIONS is a CORS preflight', async () => {
+  for (const path of ['/range/1234', '/range/123456', '/range/XYZ12', '/range/', '/hashes/1234567', '/hashes/zzzzzzzz', '/range/%00%00%00%00%00']) {
+    const r = await fetch(base + path);
+    assert.equal(r.status, 400, path);
+    await r.text();
+  }
+  assert.equal((await fetch(`${base}/nothing-here`)).status, 404);
+  const post = await fetch(`${base}/range/ABCDE`, { method: 'POST', body: 'x' });
+  assert.equal(post.status, 405);
+  assert.equal(post.headers.get('allow'), 'GET, HEAD, OPTIONS');
+  const preflight = await fetch(`${base}/range/ABCDE`, { method: 'OPTIONS' });
+  assert.equal(preflight.status, 204);
+  assert.match(preflight.headers.get('access-control-allow-headers'), /Add-Padding/);
+});
+
+test('never reads outside its files: traversal, encoded traversal, symlinks', async () => {
+  assert.equal(await (await fetch(`${base}/`)).text(), '<h1>demo</h1>');
+  for (const path of ['/../secret.txt', '/%2e%2e/secret.txt', '/..%2fsecret.txt', '/escape.txt', '/%2e%2e%2f%2e%2e%2fetc/passwd', '/bad%zz']) {
+    const r = await rawGet(path);
+    assert.ok(r.status === 404 || r.status === 400, `${path} -> ${r.status}`);
+    assert.ok(!r.body.includes('outside the static root'), path);
+  }
+});
+
+test('stays up under hostile requests', async () => {
+  const garbage = [
+    'GARBAGE\r\n\r\n',
+    `GET /range/ABCDE HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(70000)}\r\n\r\n`,
+    'GET / HTTP/1.1\r\nContent-Length: -5\r\n\r\n',
+    '\x00\x01\x02\x03',
+    `GET /${'a/'.repeat(5000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+  ];
+  for (const payload of garbage) await rawSend(payload);
+  for (let i = 0; i < 50; i++) await (await fetch(`${base}/range/${randomBytes(3).toString('hex')}`)).text();
+  const ok = await fetch(`${base}/range/5BAA6`);
+  assert.equal(ok.status, 200);
+  await ok.text();
+});
+
+test('store: lookups match a brute-force scan; corrupt stores are rejected with codes', async () => {
+  const records = Array.from({ length: 3000 }, (_, i) => ({ hash: sha1(`pw${i}`), count: i + 1 }));
+  records.push({ hash: sha1('pw7'), count: 99999 }); // duplicate: largest count wins
+  const bytes = writeStore(records, { hashType: 'sha1' });
+  const path = join(dir, 'big.bgs');
+  await writeFile(path, bytes);
+  const store = await StoreReader.open(path);
+  assert.equal(store.count, 3000);
+  for (let i = 0; i < 200; i++) {
+    const h = sha1(`pw${i}`);
+    const found = await store.lookup(h.subarray(0, 3), 20);
+    const expected = records.filter((r) => r.hash.subarray(0, 3).toString('hex').slice(0, 5) === h.subarray(0, 3).toString('hex').slice(0, 5));
+    assert.equal(found.length, new Set(expected.map((r) => r.hash.toString('hex'))).size);
+    assert.ok(found.some((r) => Buffer.from(r.hash).equals(h)));
+  }
+  assert.equal((await store.lookup(sha1('pw7').subarray(0, 3), 20)).find((r) => Buffer.from(r.hash).equals(sha1('pw7'))).count, 99999);
+  const all = [];
+  for await (const r of store.records(100)) all.push(Buffer.from(r.hash).toString('hex'));
+  assert.deepEqual(all, [...all].sort());
+  await store.close();
+
+  const cases = [
+    ['truncated', bytes.subarray(0, bytes.length - 1), 'E_TRUNCATED'],
+    ['trailing', Buffer.concat([bytes, Buffer.from([0])]), 'E_TRAILING'],
+    ['magic', Buffer.concat([Buffer.from('NOTASTORE'), bytes.subarray(9)]), 'E_MAGIC'],
+    ['flipped record', flip(bytes, bytes.length - 3), 'E_CHECKSUM'],
+    ['tiny', bytes.subarray(0, 10), 'E_TRUNCATED'],
+  ];
+  for (const [name, corrupt, code] of cases) {
+    const p = join(dir, `${name}.bgs`);
+    await writeFile(p, corrupt);
+    await assert.rejects(StoreReader.open(p), (e) => e.code === code, name);
+  }
+});
+
+function flip(bytes, at) {
+  const copy = Buffer.from(bytes);
+  copy[at] ^= 1;
+  return copy;
+}
+
+function rawSend(payload) {
+  const { port } = server.address();
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(payload));
+    socket.on('data', () => {});
+    socket.on('error', resolve);
+    socket.on('close', resolve);
+    socket.setTimeout(2000, () => socket.destroy());
+  });
+}
+
+/** A GET whose path is sent exactly as written (fetch would normalise dot segments). */
+function rawGet(path) {
+  const { port } = server.address();
+  return new Promise((resolve, reject) => {
+    let data = '';
+    const socket = connect(port, '127.0.0.1', () => socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`));
+    socket.on('data', (chunk) => { data += chunk; });
+    socket.on('error', reject);
+    socket.on('close', () => resolve({ status: Number(data.split(' ')[1]), body: data }));
+  });
+}
