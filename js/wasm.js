@@ -114,6 +114,11 @@ export function ready() {
   return readyPromise ?? init();
 }
 
+/** Current size of wasm memory in bytes (tests use it to detect leaks). */
+export function heapSize() {
+  return memory === null ? 0 : memory.buffer.byteLength;
+}
+
 /** True once the module is instantiated (queries are synchronous from then on). */
 export function isReady() {
   return ex !== null;

@@ -1,0 +1,406 @@
+// loadFilter: bytes, Responses and URLs served by a local HTTP server — streaming,
+// progress, integrity, abort, HTTP and length errors, early header checks.
+import { test, describe, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
+
+import { BloomFilter, BloomgateError, loadFilter } from '../../js/index.js';
+import { heapSize } from '../../js/wasm.js';
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function keys(prefix, count) {
+  return Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+}
+
+function isCode(code) {
+  return (error) => {
+    assert.ok(error instanceof BloomgateError, `expected a BloomgateError, got ${error && error.stack}`);
+    assert.equal(error.code, code, error.message);
+    return true;
+  };
+}
+
+function sri(bytes) {
+  return `sha256-${createHash('sha256').update(bytes).digest('base64')}`;
+}
+
+let fileBytes; // a serialized 60,000-item filter (~70 KB)
+let members;
+let probes;
+let expected; // its answers for probes
+let server;
+let base; // http://127.0.0.1:port
+const stalled = new Set(); // responses a route keeps open on purpose
+let requests = 0;
+
+async function writeSlowly(res, bytes, pieces, delayMs) {
+  const size = Math.ceil(bytes.length / pieces);
+  for (let at = 0; at < bytes.length; at += size) {
+    if (res.destroyed) return;
+    res.write(bytes.subarray(at, at + size));
+    await sleep(delayMs);
+  }
+  res.end();
+}
+
+function route(req, res) {
+  requests++;
+  const url = new URL(req.url, base);
+  const bytes = fileBytes;
+  switch (url.pathname) {
+    case '/file':
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length });
+      res.end(bytes);
+      return;
+    case '/chunked': // no Content-Length: the loader grows its buffer as bytes arrive
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      writeSlowly(res, bytes, 12, 5);
+      return;
+    case '/slow-with-length':
+      res.writeHead(200, { 'content-length': bytes.length });
+      writeSlowly(res, bytes, 8, 5);
+      return;
+    case '/tiny-chunks': // chunks smaller than the header
+      res.writeHead(200);
+      writeSlowly(res, bytes.subarray(0, 2000), 2000 / 50, 0).then(() => {});
+      return;
+    case '/gzip': {
+      const packed = gzipSync(bytes);
+      res.writeHead(200, { 'content-encoding': 'gzip', 'content-length': packed.length });
+      res.end(packed);
+      return;
+    }
+    case '/404':
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('not found');
+      return;
+    case '/500':
+      res.writeHead(500);
+      res.end('boom');
+      return;
+    case '/truncated': // no Content-Length, ends early
+      res.writeHead(200);
+      writeSlowly(res, bytes.subarray(0, bytes.length - 100), 4, 2);
+      return;
+    case '/truncated-in-header':
+      res.writeHead(200);
+      res.end(bytes.subarray(0, 50));
+      return;
+    case '/truncated-length': // a Content-Length that disagrees with the header
+      res.writeHead(200, { 'content-length': bytes.length - 100 });
+      res.end(bytes.subarray(0, bytes.length - 100));
+      return;
+    case '/trailing':
+      res.writeHead(200);
+      writeSlowly(res, Buffer.concat([bytes, Buffer.from('extra bytes')]), 4, 2);
+      return;
+    case '/trailing-length':
+      res.writeHead(200, { 'content-length': bytes.length + 11 });
+      res.end(Buffer.concat([bytes, Buffer.from('extra bytes')]));
+      return;
+    case '/html-then-stall': // a wrong URL whose body never ends
+      stalled.add(res);
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.write(`<!doctype html><html><head><title>Not the filter</title></head><body>${'x'.repeat(300)}`);
+      return;
+    case '/version-2-then-stall': {
+      stalled.add(res);
+      const copy = Buffer.from(bytes.subarray(0, 1024));
+      copy.writeUInt16LE(2, 16);
+      res.writeHead(200);
+      res.write(copy);
+      return;
+    }
+    case '/header-then-stall': // for abort mid-stream
+      stalled.add(res);
+      res.writeHead(200, { 'content-length': bytes.length });
+      res.write(bytes.subarray(0, 4096));
+      return;
+    default:
+      res.writeHead(400);
+      res.end();
+  }
+}
+
+before(async () => {
+  const filter = await BloomFilter.create({ capacity: 60_000, errorRate: 0.01, metadata: { source: 'load.test' } });
+  members = keys('member-', 60_000);
+  probes = keys('member-', 120_000);
+  filter.addAll(members);
+  expected = filter.mightContainMany(probes);
+  fileBytes = Buffer.from(filter.serialize());
+  filter.free();
+  server = http.createServer(route);
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${server.address().port}`;
+});
+
+after(async () => {
+  for (const res of stalled) res.destroy();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function assertSameFilter(filter) {
+  assert.deepEqual(filter.mightContainMany(probes), expected);
+  assert.deepEqual(Buffer.from(filter.serialize()), fileBytes);
+  assert.deepEqual(filter.metadata, { source: 'load.test' });
+}
+
+describe('byte sources', () => {
+  test('Uint8Array, ArrayBuffer and a Buffer view', async () => {
+    const sources = [
+      new Uint8Array(fileBytes),
+      new Uint8Array(fileBytes).buffer,
+      Buffer.concat([Buffer.from('pad'), fileBytes]).subarray(3),
+    ];
+    for (const source of sources) {
+      const filter = await loadFilter(source);
+      assertSameFilter(filter);
+      filter.free();
+    }
+  });
+
+  test('integrity and progress apply to bytes too', async () => {
+    const events = [];
+    const filter = await loadFilter(fileBytes, { integrity: sri(fileBytes), onProgress: (p) => events.push(p) });
+    assertSameFilter(filter);
+    filter.free();
+    assert.deepEqual(events.at(-1), { loaded: fileBytes.length, total: fileBytes.length });
+    await assert.rejects(loadFilter(fileBytes, { integrity: sri(Buffer.from('other')) }), isCode('E_INTEGRITY'));
+  });
+
+  test('corrupt bytes are rejected with the core’s code', async () => {
+    await assert.rejects(loadFilter(fileBytes.subarray(0, fileBytes.length - 1)), isCode('E_TRUNCATED'));
+    const flipped = Buffer.from(fileBytes);
+    flipped[flipped.length - 10] ^= 0x10;
+    await assert.rejects(loadFilter(flipped), isCode('E_CHECKSUM'));
+  });
+});
+
+describe('Response sources', () => {
+  test('a Response with a streamed body in small chunks', async () => {
+    let at = 0;
+    const stream = new ReadableStream({
+      pull(controller) {
+        if (at >= fileBytes.length) {
+          controller.close();
+          return;
+        }
+        controller.enqueue(new Uint8Array(fileBytes.subarray(at, at + 1000)));
+        at += 1000;
+      },
+    });
+    const events = [];
+    const filter = await loadFilter(new Response(stream), { onProgress: (p) => events.push(p) });
+    assertSameFilter(filter);
+    filter.free();
+    assert.ok(events.length > 10);
+    assert.deepEqual(events.at(-1), { loaded: fileBytes.length, total: fileBytes.length });
+  });
+
+  test('a Response built from bytes; a non-ok Response is E_FETCH; a used body is a TypeError', async () => {
+    const filter = await loadFilter(new Response(fileBytes));
+    assertSameFilter(filter);
+    filter.free();
+    await assert.rejects(loadFilter(new Response('missing', { status: 404 })), (error) => {
+      isCode('E_FETCH')(error);
+      assert.equal(error.status, 404);
+      return true;
+    });
+    const used = new Response(fileBytes);
+    await used.arrayBuffer();
+    await assert.rejects(loadFilter(used), TypeError);
+    await assert.rejects(loadFilter(new Response(null)), isCode('E_TRUNCATED'));
+  });
+
+  test('options.fetch is used for URLs', async () => {
+    const calls = [];
+    const fakeFetch = async (url, init) => {
+      calls.push({ url: String(url), init });
+      return new Response(fileBytes);
+    };
+    const controller = new AbortController();
+    const filter = await loadFilter('https://filters.example/list.bgf', { fetch: fakeFetch, signal: controller.signal });
+    assertSameFilter(filter);
+    filter.free();
+    assert.equal(calls.length, 1);
+    assert.equal(calls[0].url, 'https://filters.example/list.bgf');
+    assert.equal(calls[0].init.signal, controller.signal);
+  });
+});
+
+describe('URLs over HTTP', () => {
+  test('with Content-Length, from a string and from a URL object', async () => {
+    for (const source of [`${base}/file`, new URL('/file', base)]) {
+      const filter = await loadFilter(source);
+      assertSameFilter(filter);
+      filter.free();
+    }
+  });
+
+  test('without Content-Length, slow chunks: progress is monotone and ends at total', async () => {
+    for (const path of ['/chunked', '/slow-with-length']) {
+      const events = [];
+      const filter = await loadFilter(`${base}${path}`, { onProgress: (p) => events.push(p) });
+      assertSameFilter(filter);
+      filter.free();
+      assert.ok(events.length >= 2, `${path}: ${events.length} progress events`);
+      for (let i = 0; i < events.length; i++) {
+        assert.equal(events[i].total, fileBytes.length);
+        if (i > 0) assert.ok(events[i].loaded >= events[i - 1].loaded, 'progress went backwards');
+      }
+      assert.equal(events.at(-1).loaded, fileBytes.length);
+    }
+  });
+
+  test('a gzip-encoded response (Content-Length is the compressed size) still loads', async () => {
+    const filter = await loadFilter(`${base}/gzip`);
+    assertSameFilter(filter);
+    filter.free();
+  });
+
+  test('integrity: a listed digest passes, a wrong one is E_INTEGRITY before the filter is used', async () => {
+    const good = sri(fileBytes);
+    const bad = sri(Buffer.from('something else'));
+    const ok = await loadFilter(`${base}/chunked`, { integrity: good });
+    assertSameFilter(ok);
+    ok.free();
+    const either = await loadFilter(`${base}/file`, { integrity: `${bad} ${good}` });
+    either.free();
+    await assert.rejects(loadFilter(`${base}/chunked`, { integrity: bad }), isCode('E_INTEGRITY'));
+  });
+
+  test('integrity strings that cannot be checked are refused up front', async () => {
+    const requestsBefore = requests;
+    await assert.rejects(loadFilter(`${base}/file`, { integrity: `sha384-${'A'.repeat(64)}` }), isCode('E_INTEGRITY'));
+    await assert.rejects(loadFilter(`${base}/file`, { integrity: 'md5:abc' }), TypeError);
+    await assert.rejects(loadFilter(`${base}/file`, { integrity: 'sha256-abcd' }), TypeError);
+    await assert.rejects(loadFilter(`${base}/file`, { integrity: '   ' }), TypeError);
+    await assert.rejects(loadFilter(`${base}/file`, { integrity: 42 }), TypeError);
+    assert.equal(requests, requestsBefore, 'no request should have been made');
+  });
+
+  test('HTTP 404 and 500 are E_FETCH with the status', async () => {
+    for (const status of [404, 500]) {
+      await assert.rejects(loadFilter(`${base}/${status}`), (error) => {
+        isCode('E_FETCH')(error);
+        assert.equal(error.status, status);
+        assert.match(error.message, new RegExp(String(status)));
+        return true;
+      });
+    }
+  });
+
+  test('connection refused is E_FETCH', async () => {
+    const closed = http.createServer();
+    await new Promise((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address();
+    await new Promise((resolve) => closed.close(resolve));
+    await assert.rejects(loadFilter(`http://127.0.0.1:${port}/file`), isCode('E_FETCH'));
+  });
+
+  test('a body that ends early is E_TRUNCATED; extra bytes are E_TRAILING', async () => {
+    await assert.rejects(loadFilter(`${base}/truncated`), isCode('E_TRUNCATED'));
+    await assert.rejects(loadFilter(`${base}/truncated-in-header`), isCode('E_TRUNCATED'));
+    await assert.rejects(loadFilter(`${base}/truncated-length`), isCode('E_TRUNCATED'));
+    await assert.rejects(loadFilter(`${base}/trailing`), isCode('E_TRAILING'));
+    await assert.rejects(loadFilter(`${base}/trailing-length`), isCode('E_TRAILING'));
+  });
+
+  test('chunks smaller than the header are gathered before the header is read', async () => {
+    // 2,000 bytes in 50-byte chunks: the header parses, then the body ends early.
+    await assert.rejects(loadFilter(`${base}/tiny-chunks`), isCode('E_TRUNCATED'));
+  });
+
+  test('a wrong magic or version fails from the first bytes, without waiting for the body to end', { timeout: 5000 }, async () => {
+    await assert.rejects(loadFilter(`${base}/html-then-stall`), isCode('E_MAGIC'));
+    await assert.rejects(loadFilter(`${base}/version-2-then-stall`), isCode('E_VERSION'));
+  });
+});
+
+describe('abort', () => {
+  test('aborting mid-stream rejects with the signal’s reason', { timeout: 5000 }, async () => {
+    const controller = new AbortController();
+    const reason = new Error('user navigated away');
+    const events = [];
+    await assert.rejects(
+      loadFilter(`${base}/header-then-stall`, {
+        signal: controller.signal,
+        onProgress: (p) => {
+          events.push(p);
+          controller.abort(reason);
+        },
+      }),
+      (error) => error === reason,
+    );
+    assert.ok(events.length >= 1);
+    assert.ok(events[0].loaded < events[0].total);
+  });
+
+  test('a plain abort() rejects with an AbortError', { timeout: 5000 }, async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 50);
+    await assert.rejects(loadFilter(`${base}/header-then-stall`, { signal: controller.signal }), { name: 'AbortError' });
+  });
+
+  test('an already-aborted signal rejects before any request', async () => {
+    const requestsBefore = requests;
+    const reason = new Error('already');
+    await assert.rejects(loadFilter(`${base}/file`, { signal: AbortSignal.abort(reason) }), (error) => error === reason);
+    await assert.rejects(loadFilter(fileBytes, { signal: AbortSignal.abort(reason) }), (error) => error === reason);
+    assert.equal(requests, requestsBefore);
+  });
+
+  test('aborting a Response source cancels its stream', { timeout: 5000 }, async () => {
+    const controller = new AbortController();
+    let cancelled = false;
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(new Uint8Array(fileBytes.subarray(0, 1000)));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    setTimeout(() => controller.abort(), 20);
+    await assert.rejects(loadFilter(new Response(stream), { signal: controller.signal }), { name: 'AbortError' });
+    assert.equal(cancelled, true);
+  });
+});
+
+describe('failure paths free their wasm memory', () => {
+  test('repeated failing loads of a 4 MB filter do not grow wasm memory', async () => {
+    const big = await BloomFilter.create({ capacity: 3_000_000, errorRate: 0.01 });
+    const bytes = big.serialize();
+    big.free();
+    const corrupt = Buffer.from(bytes);
+    corrupt[corrupt.length - 1] ^= 1;
+    const wrongDigest = sri(Buffer.from('x'));
+    // Warm up once so the allocator has its arenas.
+    await assert.rejects(loadFilter(corrupt), isCode('E_CHECKSUM'));
+    const start = heapSize();
+    for (let i = 0; i < 12; i++) {
+      await assert.rejects(loadFilter(corrupt), isCode('E_CHECKSUM'));
+      await assert.rejects(loadFilter(bytes, { integrity: wrongDigest }), isCode('E_INTEGRITY'));
+      await assert.rejects(loadFilter(new Response(Buffer.concat([bytes, Buffer.from('!')]))), isCode('E_TRAILING'));
+    }
+    const grown = heapSize() - start;
+    assert.ok(grown <= 2 * bytes.length, `wasm memory grew by ${grown} bytes over 36 failed loads of ${bytes.length} bytes`);
+  });
+});
+
+describe('argument validation', () => {
+  test('bad sources and options are TypeErrors', async () => {
+    for (const source of [42, null, undefined, {}, [1, 2, 3]]) {
+      await assert.rejects(loadFilter(source), TypeError);
+    }
+    await assert.rejects(loadFilter(fileBytes, 'options'), TypeError);
+    await assert.rejects(loadFilter(fileBytes, { onProgress: 'no' }), TypeError);
+    await assert.rejects(loadFilter(fileBytes, { signal: {} }), TypeError);
+    await assert.rejects(loadFilter('http://x.example/', { fetch: 'no' }), TypeError);
+  });
+});
