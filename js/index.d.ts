@@ -1,0 +1,243 @@
+/**
+ * bloomgate — Bloom filters in WebAssembly for local "definitely not / maybe"
+ * checks in browsers, workers, extensions and Node.
+ *
+ * Factories are async (they may instantiate the wasm module); once a filter
+ * exists, every query is synchronous.
+ */
+
+/** An item: a string (hashed as its UTF-8 bytes) or raw bytes. */
+export type Item = string | Uint8Array;
+
+/** Key encodings stored in a filter file. `url` is reserved (queries report E_KEY_ENCODING). */
+export type KeyEncoding = 'utf8' | 'sha1' | 'url';
+
+/** Filter kinds. Only the classic Bloom filter exists so far. */
+export type Kind = 'classic';
+
+/**
+ * Stable error codes. Core codes mirror the C status enum (BG_E_CHECKSUM ->
+ * 'E_CHECKSUM'); E_FREED, E_INTEGRITY and E_FETCH are raised by JavaScript.
+ */
+export type BloomgateErrorCode =
+  | 'E_ARG' | 'E_RANGE' | 'E_NOMEM' | 'E_TOO_LARGE' | 'E_TRUNCATED' | 'E_MAGIC'
+  | 'E_VERSION' | 'E_HEADER' | 'E_TRAILING' | 'E_CHECKSUM' | 'E_KIND' | 'E_KEY_ENCODING'
+  | 'E_HASH' | 'E_PAYLOAD' | 'E_INCOMPATIBLE' | 'E_BUFFER' | 'E_METADATA'
+  | 'E_FREED' | 'E_INTEGRITY' | 'E_FETCH'
+  | (string & {});
+
+/**
+ * The error bloomgate throws for its own failures. Argument mistakes are
+ * TypeError or RangeError instead.
+ */
+export class BloomgateError extends Error {
+  constructor(code: BloomgateErrorCode, message: string, options?: { cause?: unknown });
+  readonly name: 'BloomgateError';
+  /** Stable, machine-readable code such as 'E_CHECKSUM'. */
+  readonly code: BloomgateErrorCode;
+  /** HTTP status, set on E_FETCH errors caused by a non-ok response. */
+  status?: number;
+}
+
+/** Result of {@link sizeFor}. */
+export interface FilterSize {
+  /** Bits: ceil(-n ln p / (ln 2)^2). */
+  m: number;
+  /** Probes per key: max(1, round((m / n) ln 2)). */
+  k: number;
+  /** Payload bytes: ceil(m / 8). */
+  bytes: number;
+  /** m / n. */
+  bitsPerItem: number;
+}
+
+/**
+ * Size a classic filter for `capacity` items at false-positive rate `errorRate`.
+ * Synchronous and pure: works before the wasm module is loaded.
+ * @throws TypeError for non-number arguments; RangeError for a capacity that is
+ *   not an integer in [1, 2^53], an errorRate outside (0, 1), or a k above 64;
+ *   BloomgateError E_TOO_LARGE when m exceeds 2^43 bits.
+ */
+export function sizeFor(options: { capacity: number; errorRate: number }): FilterSize;
+
+export interface CreateOptions {
+  /** Expected number of items: an integer in [1, 2^53]. */
+  capacity: number;
+  /** Target false-positive rate at capacity, in (0, 1). */
+  errorRate: number;
+  /** Default 'classic'. An unknown kind is BloomgateError E_KIND. */
+  kind?: Kind;
+  /** Hash seed: a Number in [0, 2^53 - 1] or a BigInt in [0, 2^64). Default 0. */
+  seed?: number | bigint;
+  /** Default 'utf8'. An unknown encoding is BloomgateError E_KEY_ENCODING. */
+  keyEncoding?: KeyEncoding;
+  /** Any JSON-serialisable value, stored in the file's metadata block (at most 1 MiB). */
+  metadata?: unknown;
+  /** Identity of the list the filter is built from: 16 bytes or 32 hex digits. */
+  listId?: Uint8Array | string;
+  /** A number the publisher increases with each rebuild of the same list. */
+  generation?: number | bigint;
+}
+
+/** What a filter knows about itself ({@link BloomFilter.stats}). */
+export interface FilterStats {
+  kind: Kind | string;
+  /** Bits. */
+  m: number;
+  /** Probes per key. */
+  k: number;
+  /** Items added (duplicates included; merges add counts). */
+  n: number;
+  capacity: number;
+  /** The target false-positive rate the filter was sized for. */
+  errorRate: number;
+  /** bitsSet / m. */
+  fillRatio: number;
+  /** Items implied by the fill: -(m/k) ln(1 - bitsSet/m). */
+  estimatedItems: number;
+  /** The false-positive rate the current fill implies: fillRatio^k. */
+  estimatedErrorRate: number;
+  /** (1 - e^(-kn/m))^k. */
+  theoreticalErrorRate: number;
+  bitsSet: number;
+  /** Payload bytes in memory: ceil(m / 8). */
+  bytes: number;
+  /** Size of {@link BloomFilter.serialize}'s output. */
+  serializedBytes: number;
+  /** A Number when below 2^53, otherwise a BigInt. */
+  seed: number | bigint;
+  keyEncoding: KeyEncoding | string;
+  hashAlgorithm: 'xxh3-128' | string;
+  /** 32 lowercase hex digits (all zero when unnamed). */
+  listId: string;
+  generation: number;
+  /** More items were added than the filter was sized for. */
+  overCapacity: boolean;
+  /** The fill implies a false-positive rate above twice the target. */
+  overFilled: boolean;
+}
+
+/** A classic Bloom filter living in wasm memory. */
+export class BloomFilter {
+  private constructor();
+
+  /** An empty filter. Rejects with TypeError / RangeError / BloomgateError on bad options. */
+  static create(options: CreateOptions): Promise<BloomFilter>;
+
+  /**
+   * A filter from the bytes of a .bgf file. Every field, the lengths and the
+   * checksum are validated; the bytes are copied once into wasm memory.
+   * @throws BloomgateError E_MAGIC, E_VERSION, E_TRUNCATED, E_CHECKSUM, ...
+   */
+  static from(bytes: Uint8Array | ArrayBuffer): Promise<BloomFilter>;
+
+  /** Add an item (the filter's key encoding applies). */
+  add(item: Item): void;
+  /** Add every item of an iterable, with one wasm call per chunk of items. */
+  addAll(items: Iterable<Item>): void;
+  /** false: definitely never added. true: maybe added (confirm with the source of truth). */
+  mightContain(item: Item): boolean;
+  /** mightContain for every item, with one wasm call per chunk of items. */
+  mightContainMany(items: Iterable<Item>): boolean[];
+  /** Add a key that is already encoded (e.g. a 20-byte SHA-1 digest for a 'sha1' filter). */
+  addKey(key: Uint8Array): void;
+  /** mightContain for a key that is already encoded. */
+  mightContainKey(key: Uint8Array): boolean;
+  /**
+   * OR another filter into this one. Both must share kind, m, k, seed, hash
+   * and key encoding (BloomgateError E_INCOMPATIBLE otherwise).
+   */
+  merge(other: BloomFilter): this;
+  /** Remove every item. */
+  clear(): void;
+  stats(): FilterStats;
+  /** The .bgf file bytes (a copy). */
+  serialize(): Uint8Array;
+  /** The metadata block parsed as JSON (its raw text if it is not JSON), or null. */
+  readonly metadata: unknown;
+  /**
+   * Return the wasm memory now. Idempotent. Any later call throws BloomgateError
+   * E_FREED. Filters that are never freed are reclaimed by a FinalizationRegistry.
+   */
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+export interface LoadOptions {
+  /**
+   * Subresource Integrity: "sha256-<base64>", several allowed (space-separated;
+   * any match wins). Checked before the filter is built: E_INTEGRITY on mismatch.
+   */
+  integrity?: string;
+  /** Called as bytes arrive; `total` is the file length from its header. */
+  onProgress?: (progress: { loaded: number; total: number }) => void;
+  /** Aborting rejects with the signal's reason and cancels the download. */
+  signal?: AbortSignal;
+  /** fetch implementation for URL sources (default: globalThis.fetch). */
+  fetch?: (input: string | URL, init?: { signal?: AbortSignal }) => Promise<Response>;
+}
+
+/**
+ * Load a .bgf filter. URLs and Responses are streamed straight into wasm
+ * memory; the header is validated from the first 128 bytes, before the rest
+ * is downloaded.
+ * @throws BloomgateError E_FETCH (network failure, non-ok status), E_INTEGRITY,
+ *   E_TRUNCATED, E_TRAILING, E_MAGIC, E_VERSION, E_CHECKSUM, ...
+ */
+export function loadFilter(
+  source: string | URL | Response | ArrayBuffer | Uint8Array,
+  options?: LoadOptions,
+): Promise<BloomFilter>;
+
+/** The fixed header of a .bgf file, as {@link inspectFile} reports it. */
+export interface FileHeader {
+  version: number;
+  kind: number;
+  keyEncoding: number;
+  hashAlgorithm: number;
+  k: number;
+  metadataLength: number;
+  m: number;
+  capacity: number;
+  count: number;
+  /** A Number when below 2^53, otherwise a BigInt. */
+  seed: number | bigint;
+  generation: number;
+  payloadOffset: number;
+  payloadLength: number;
+  fileLength: number;
+  errorRate: number;
+  /** The stored XXH3-64 checksum, 16 hex digits. */
+  checksum: string;
+  /** Present when the whole file validated. */
+  listId?: string;
+}
+
+export interface InspectReport {
+  /** True when the whole file validated (checksum included). */
+  ok: boolean;
+  /** 'OK' or the validation error code. */
+  code: 'OK' | BloomgateErrorCode;
+  message: string;
+  /** The fixed header whenever it parses, even if later checks fail. */
+  header: FileHeader | null;
+  /** Present when ok. */
+  stats: FilterStats | null;
+  metadata: unknown;
+}
+
+/**
+ * Everything a .bgf file says about itself. Never throws on bad file bytes
+ * (only a TypeError for a non-bytes argument).
+ */
+export function inspectFile(bytes: Uint8Array | ArrayBuffer): Promise<InspectReport>;
+
+/**
+ * Instantiate the wasm module now instead of on first use. Pass a compiled
+ * WebAssembly.Module, the bytes, a Response or a URL where the default
+ * location does not work (strict CSP, extension service workers, bundlers).
+ * Later calls return the first call's promise.
+ */
+export function init(
+  source?: WebAssembly.Module | BufferSource | Response | URL | string | PromiseLike<WebAssembly.Module | BufferSource | Response>,
+): Promise<void>;
