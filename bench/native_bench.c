@@ -108,6 +108,8 @@ typedef struct {
   uint8_t *results;
   uint64_t checksum;
   double untimed_ns; /* per-pass set-up excluded from the measurement */
+  uint64_t m;
+  uint32_t k;
 } context;
 
 static size_t pass_add(context *c) {
@@ -156,6 +158,29 @@ static size_t contains_many_pass(context *c, const key_set *k) {
     for (size_t j = 0; j < count; j++) hits += c->results[j];
   }
   c->checksum += hits;
+  return k->count;
+}
+
+/* Where a key becomes bits, without touching the filter: the hash alone, then with positions. */
+static size_t pass_hash(context *c) {
+  const key_set *k = c->probes;
+  uint64_t acc = 0;
+  for (size_t i = 0; i < k->count; i++) {
+    bg_hash_pair h = bg_hash(k->bytes + k->offsets[i], k->offsets[i + 1] - k->offsets[i], 0);
+    acc += h.h1 ^ h.h2;
+  }
+  c->checksum += acc;
+  return k->count;
+}
+
+static size_t pass_hash_positions(context *c) {
+  const key_set *k = c->probes;
+  uint64_t acc = 0, positions[BG_MAX_K];
+  for (size_t i = 0; i < k->count; i++) {
+    bg_positions(bg_hash(k->bytes + k->offsets[i], k->offsets[i + 1] - k->offsets[i], 0), c->m, c->k, positions);
+    acc += positions[c->k - 1];
+  }
+  c->checksum += acc;
   return k->count;
 }
 
@@ -231,7 +256,9 @@ int main(int argc, char **argv) {
   bg_status rc = bg_bloom_create(n, error_rate, 0, BG_KEY_UTF8, &filter);
   if (rc != BG_OK) die("bg_bloom_create", rc);
 
-  context c = {filter, &members, &probes, batch, xmalloc(batch), 0, 0};
+  bg_info info;
+  bg_bloom_info(filter, &info);
+  context c = {filter, &members, &probes, batch, xmalloc(batch), 0, 0, info.m, info.k};
   double min_ns = min_ms * 1e6;
 
   bench_case inserts[] = {{"add", pass_add, {0}}, {"add_many", pass_add_many, {0}}};
@@ -254,12 +281,12 @@ int main(int argc, char **argv) {
   bench_case queries[] = {{"contains_member", pass_contains_member, {0}},
                           {"contains_nonmember", pass_contains_probe, {0}},
                           {"contains_many_member", pass_many_member, {0}},
-                          {"contains_many_nonmember", pass_many_probe, {0}}};
-  run_cases(queries, 4, &c, rounds, min_ns);
+                          {"contains_many_nonmember", pass_many_probe, {0}},
+                          {"hash", pass_hash, {0}},
+                          {"hash_positions", pass_hash_positions, {0}}};
+  run_cases(queries, 6, &c, rounds, min_ns);
 
   /* Load: validate (checksum included) and copy the payload, against a plain memcpy. */
-  bg_info info;
-  bg_bloom_info(filter, &info);
   size_t size = bg_bloom_serialized_size(filter), written = 0;
   uint8_t *file = xmalloc(size), *copy = xmalloc(size);
   rc = bg_bloom_serialize(filter, file, size, &written);
@@ -295,7 +322,8 @@ int main(int argc, char **argv) {
   printf("  \"false_negatives\": %llu,\n  \"false_positives\": %llu,\n  \"fp_rate\": %.6f,\n",
          (unsigned long long)false_negatives, (unsigned long long)false_positives,
          (double)false_positives / (double)n);
-  bench_case *all[] = {&inserts[0], &inserts[1], &queries[0], &queries[1], &queries[2], &queries[3]};
+  bench_case *all[] = {&inserts[0], &inserts[1], &queries[0], &queries[1], &queries[2], &queries[3],
+                       &queries[4], &queries[5]};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     printf("  \"%s_ns\": %.3f,\n", all[i]->name, median(all[i]->rounds, rounds));
   printf("  \"deserialize_ms\": %.4f,\n  \"memcpy_ms\": %.4f,\n", median(load_rounds, rounds) / 1e6,

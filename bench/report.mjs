@@ -28,7 +28,7 @@ export function renderReport(r) {
   out.push('');
   out.push(`- Date: ${r.machine.date}`);
   out.push(`- Node ${r.machine.node} (V8 ${r.machine.v8}), ${r.machine.platform}`);
-  out.push(`- CPU: ${r.machine.cpu} × ${r.machine.cores} logical cores`);
+  out.push(`- CPU: ${r.machine.cpu} × ${r.machine.cores} logical cores; 1-minute load average ${r.machine.loadStart.toFixed(2)} at start, ${r.machine.loadEnd.toFixed(2)} at end (other work on the machine inflates and scatters every figure)`);
   out.push(`- Command: \`${r.command}\`${c.quick ? ' (quick mode: fewer rounds, bloom-filters only partly filled)' : ''}`);
   out.push(
     `- Keys: ${c.n.toLocaleString('en-US')} members \`${r.keys.example}\` (${r.keys.length} bytes each) and ` +
@@ -91,6 +91,47 @@ export function renderReport(r) {
   out.push('');
   out.push(`wasm/bloomgate.wasm: ${fmtBytes(v.wasm.raw)} bytes raw, ${fmtBytes(v.wasm.gzip)} bytes gzip -9.`);
   out.push('');
+  const d = v.diag;
+  if (d && d.rawMember != null) {
+    const minus = (a, b) => (a == null || b == null ? null : a - b);
+    out.push('## Where the time goes (ns per key)');
+    out.push('');
+    out.push(
+      'The same `bloomgate.wasm`, instantiated directly by the benchmark and called on keys already packed in its ' +
+        'memory ("raw"), isolates the core from the JavaScript around it.',
+    );
+    out.push('');
+    out.push(
+      table(
+        ['Step', 'member', 'non-member'],
+        [
+          ['`mightContain(string)` through the API', fmtNs(v.bg.member), fmtNs(v.bg.nonmember)],
+          ['raw wasm `bg_bloom_contains`, one call per key', fmtNs(d.rawMember), fmtNs(d.rawNonmember)],
+          ['native `bg_bloom_contains`', fmtNs(v.native?.contains_member_ns), fmtNs(v.native?.contains_nonmember_ns)],
+          ['→ JavaScript side of a string query (API − raw)', fmtNs(minus(v.bg.member, d.rawMember)), fmtNs(minus(v.bg.nonmember, d.rawNonmember))],
+          ['`mightContainMany(Uint8Array[])` through the API', fmtNs(v.bg.manyU8Member), fmtNs(v.bg.manyU8Nonmember)],
+          ['raw wasm `bg_bloom_contains_many`, batches of ' + c.batch, fmtNs(d.rawManyMember), fmtNs(d.rawManyNonmember)],
+          ['native `bg_bloom_contains_many`', fmtNs(v.native?.contains_many_member_ns), fmtNs(v.native?.contains_many_nonmember_ns)],
+          ['→ JavaScript side of a batch (API − raw)', fmtNs(minus(v.bg.manyU8Member, d.rawManyMember)), fmtNs(minus(v.bg.manyU8Nonmember, d.rawManyNonmember))],
+        ],
+      ),
+    );
+    out.push('');
+    out.push(
+      table(
+        ['Component (non-member keys)', 'wasm / JS', 'native'],
+        [
+          ['XXH3-128 of a 38-byte key (`bgw_hash` / `bg_hash`)', fmtNs(d.rawHash), fmtNs(v.native?.hash_ns)],
+          ['hash + k positions (`bg_positions`)', '–', fmtNs(v.native?.hash_positions_ns)],
+          ['an almost empty wasm call (`bg_strerror`)', fmtNs(d.call), '–'],
+          ['stage a 38-char string: `charCodeAt` loop into wasm memory', fmtNs(d.stageAscii), '–'],
+          ['stage a 38-char string: `TextEncoder.encodeInto`', fmtNs(d.stageEncodeInto), '–'],
+          ['stage a 38-byte `Uint8Array`: `TypedArray.prototype.set`', fmtNs(d.stageU8Set), '–'],
+        ],
+      ),
+    );
+    out.push('');
+  }
   out.push('## Targets (issue 2, item 6)');
   out.push('');
   out.push(

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// npm run bench  ->  node bench/run.mjs [--quick] [--rounds N] [--min-ms MS] [--no-native]
+// npm run bench  ->  node bench/run.mjs [--quick] [--rounds N] [--min-ms MS] [--n KEYS] [--load-n KEYS] [--no-native]
 //
 // One run measures, side by side on the same keys: bloomgate (wasm, through
 // js/index.js), the npm packages `bloomfilter` and `bloom-filters`, and the C
@@ -12,7 +12,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
 
 import { BloomFilter as Bloomfilter } from 'bloomfilter';
 import bloomFiltersPackage from 'bloom-filters';
@@ -22,12 +21,15 @@ import { keyAt, makeStringKeys, makeByteKeys, batches } from './keys.mjs';
 import { runRounds, sink } from './timing.mjs';
 import { runNative } from './native.mjs';
 import { wasmScratch } from './wasm-memory.mjs';
+import { rawCore } from './raw-wasm.mjs';
 import { renderReport, target } from './report.mjs';
 
 const BloomFilters = bloomFiltersPackage.BloomFilter;
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const root = path.dirname(benchDir);
-const require = createRequire(import.meta.url);
+// Read from node_modules directly: `bloomfilter` does not export its package.json.
+const packageVersion = (name) =>
+  JSON.parse(fs.readFileSync(path.join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
 
 function parseArgs(argv) {
   const config = {
@@ -35,8 +37,9 @@ function parseArgs(argv) {
     native: true,
     n: 1_000_000,
     errorRate: 0.01,
-    rounds: 7,
+    rounds: 9,
     minMs: 200,
+    diagnose: true, // raw-core and staging cases that explain where the time goes
     batch: 1000,
     bfsSubset: 20_000, // bloom-filters is ~100x slower: time it on a subset
     bfsFill: 1_000_000, // keys inserted into bloom-filters before querying it
@@ -52,17 +55,23 @@ function parseArgs(argv) {
       return v;
     };
     if (arg === '--quick') {
-      Object.assign(config, { quick: true, rounds: 3, bfsFill: 100_000, bfsFpProbes: 0 });
+      Object.assign(config, { quick: true, rounds: 3, minMs: 100, diagnose: false, bfsFill: 100_000, bfsFpProbes: 0 });
     } else if (arg === '--rounds') config.rounds = Math.round(value());
     else if (arg === '--min-ms') config.minMs = value();
+    else if (arg === '--n') config.n = Math.round(value()); // smoke tests; the targets are defined at 1M
+    else if (arg === '--load-n') config.loadN = Math.round(value());
     else if (arg === '--no-native') config.native = false;
+    else if (arg === '--diagnose') config.diagnose = true;
+    else if (arg === '--no-diagnose') config.diagnose = false;
     else if (arg === '--out') config.out = path.resolve(argv[++i]);
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node bench/run.mjs [--quick] [--rounds N] [--min-ms MS] [--no-native] [--out FILE]\n');
+      process.stdout.write('usage: node bench/run.mjs [--quick] [--rounds N] [--min-ms MS] [--n KEYS] [--load-n KEYS] [--no-native] [--[no-]diagnose] [--out FILE]\n');
       process.exit(0);
     } else throw new RangeError(`unknown option ${arg}`);
   }
   config.bfsFill = Math.min(config.bfsFill, config.n);
+  config.bfsSubset = Math.min(config.bfsSubset, config.n);
+  config.bfsFpProbes = Math.min(config.bfsFpProbes, config.n);
   return config;
 }
 
@@ -85,10 +94,11 @@ async function main() {
     platform: `${os.platform()} ${os.release()} ${os.arch()}`,
     cpu: os.cpus()[0]?.model ?? 'unknown',
     cores: os.cpus().length,
+    loadStart: os.loadavg()[0],
   };
   const versions = {
-    bloomfilter: require('bloomfilter/package.json').version,
-    bloomFilters: require('bloom-filters/package.json').version,
+    bloomfilter: packageVersion('bloomfilter'),
+    bloomFilters: packageVersion('bloom-filters'),
   };
 
   // ---- native C core first, in its own process, so the two never overlap ----
@@ -288,11 +298,113 @@ async function main() {
     manyQuery('bg.manyU8Member', memberByteBatches, n),
     manyQuery('bg.manyU8Nonmember', probeByteBatches, n),
   );
+  if (config.diagnose) cases.push(...(await diagnosticCases()));
   log(`timing ${cases.length} per-key cases`);
   const perKey = await runRounds(cases, roundOptions('per-key'));
+  values.diag = {};
   for (const [id, { median }] of perKey) {
     const [impl, name] = id.split('.');
     values[impl][name] = median;
+  }
+
+  // Raw core (keys pre-packed in wasm memory) and the staging steps alone.
+  async function diagnosticCases() {
+    const raw = await rawCore(path.join(root, 'wasm', 'bloomgate.wasm'), memberBytes, probeBytes, { n, errorRate });
+    const ex = raw.exports;
+    const rawContains = (id, set) => ({
+      id,
+      pass() {
+        const { items, offsets } = set;
+        let hits = 0;
+        for (let i = 0; i < n; i++) hits += ex.bg_bloom_contains(raw.filter, items + offsets[i], offsets[i + 1] - offsets[i]);
+        sink.value += hits;
+        return n;
+      },
+    });
+    const rawMany = (id, set) => ({
+      id,
+      pass() {
+        const heap = raw.heap;
+        let hits = 0;
+        for (let i = 0; i < n; i += batch) {
+          const count = Math.min(batch, n - i);
+          const rc = ex.bg_bloom_contains_many(raw.filter, set.items, set.offs + 4 * i, count, raw.results);
+          if (rc < 0) throw new Error(`raw bg_bloom_contains_many returned ${rc}`);
+          for (let j = 0; j < count; j++) hits += heap[raw.results + j];
+        }
+        sink.value += hits;
+        return n;
+      },
+    });
+    const view = raw.scratchView;
+    return [
+      rawContains('diag.rawMember', raw.members),
+      rawContains('diag.rawNonmember', raw.probes),
+      rawMany('diag.rawManyMember', raw.members),
+      rawMany('diag.rawManyNonmember', raw.probes),
+      {
+        id: 'diag.rawHash',
+        pass() {
+          const { items, offsets } = raw.probes;
+          for (let i = 0; i < n; i++) ex.bgw_hash(items + offsets[i], offsets[i + 1] - offsets[i], 0, 0, raw.hashOut);
+          sink.value += raw.heap[raw.hashOut];
+          return n;
+        },
+      },
+      {
+        id: 'diag.call',
+        pass() {
+          let acc = 0;
+          for (let i = 0; i < n; i++) acc += ex.bg_strerror(i & 7);
+          sink.value += acc & 1;
+          return n;
+        },
+      },
+      {
+        id: 'diag.stageAscii',
+        pass() {
+          let acc = 0;
+          for (let i = 0; i < n; i++) {
+            const s = probes[i];
+            const len = s.length;
+            let seen = 0;
+            for (let j = 0; j < len; j++) {
+              const c = s.charCodeAt(j);
+              seen |= c;
+              view[j] = c;
+            }
+            acc += seen;
+          }
+          sink.value += acc & 1;
+          return n;
+        },
+      },
+      {
+        id: 'diag.stageEncodeInto',
+        pass() {
+          const encoder = new TextEncoder();
+          let acc = 0;
+          for (let i = 0; i < n; i++) acc += encoder.encodeInto(probes[i], view).written;
+          sink.value += acc & 1;
+          return n;
+        },
+      },
+      {
+        id: 'diag.stageU8Set',
+        pass() {
+          const keys = probeBytes.views;
+          let offset = 0;
+          for (let i = 0; i < n; i++) {
+            const key = keys[i];
+            if (offset + key.length > 1024) offset = 0;
+            view.set(key, offset);
+            offset += key.length;
+          }
+          sink.value += offset & 1;
+          return n;
+        },
+      },
+    ];
   }
 
   // ---- load: 1M-key filter and a 10M-key filter, against a plain copy ----
@@ -342,6 +454,7 @@ async function main() {
   const wasmBytes = fs.readFileSync(path.join(root, 'wasm', 'bloomgate.wasm'));
   values.wasm = { raw: wasmBytes.length, gzip: gzipSync(wasmBytes, { level: 9 }).length };
   values.native = native.status === 'ok' ? native.result : null;
+  machine.loadEnd = os.loadavg()[0];
 
   // ---- targets (issue 2, item 6) ----
   const v = values;

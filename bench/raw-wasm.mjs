@@ -1,0 +1,55 @@
+// Diagnostics: the same bloomgate.wasm, instantiated here directly, called on
+// keys that are already packed in its memory. Comparing these figures with the
+// public API's separates the C core's cost (in wasm) from the JavaScript
+// marshalling around it. Benchmark-only; applications never do this.
+import fs from 'node:fs';
+
+/**
+ * @param {string} wasmPath path of bloomgate.wasm
+ * @param {{bytes: Uint8Array, offsets: Uint32Array}} members packed member keys
+ * @param {{bytes: Uint8Array, offsets: Uint32Array}} probes packed probe keys
+ */
+export async function rawCore(wasmPath, members, probes, { n, errorRate }) {
+  const { instance } = await WebAssembly.instantiate(fs.readFileSync(wasmPath), {
+    env: { emscripten_notify_memory_growth() {} },
+  });
+  const ex = instance.exports;
+  if (typeof ex._initialize === 'function') ex._initialize();
+  const malloc = (size) => {
+    const ptr = ex.malloc(size) >>> 0;
+    if (ptr === 0) throw new Error(`raw wasm: malloc(${size}) failed`);
+    return ptr;
+  };
+  const place = ({ bytes, offsets }) => {
+    const items = malloc(bytes.length);
+    const offs = malloc(offsets.length * 4);
+    new Uint8Array(ex.memory.buffer).set(bytes, items);
+    new Uint32Array(ex.memory.buffer, offs, offsets.length).set(offsets);
+    return { items, offs, offsets };
+  };
+  const m = place(members);
+  const p = place(probes);
+  const out = malloc(64);
+  const results = malloc(1 << 16);
+  const scratch = malloc(1024);
+  const rc = ex.bgw_bloom_create(n, errorRate, 0, 0, 0, out);
+  if (rc !== 0) throw new Error(`raw wasm: bgw_bloom_create returned ${rc}`);
+  const filter = new Uint32Array(ex.memory.buffer)[out >>> 2];
+  const check = (rc, what) => {
+    if (rc < 0) throw new Error(`raw wasm: ${what} returned ${rc}`);
+  };
+  check(ex.bg_bloom_add_many(filter, m.items, m.offs, n), 'bg_bloom_add_many');
+  // Memory never grows after this point, so one view stays valid.
+  const heap = new Uint8Array(ex.memory.buffer);
+  return {
+    exports: ex,
+    filter,
+    members: m,
+    probes: p,
+    results,
+    scratch,
+    scratchView: heap.subarray(scratch, scratch + 1024),
+    hashOut: out,
+    heap,
+  };
+}
