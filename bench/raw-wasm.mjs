@@ -39,8 +39,8 @@ export async function rawCore(wasmPath, members, probes, { n, errorRate }) {
     if (rc < 0) throw new Error(`raw wasm: ${what} returned ${rc}`);
   };
   check(ex.bg_bloom_add_many(filter, m.items, m.offs, n), 'bg_bloom_add_many');
-  // Memory never grows after this point, so one view stays valid.
-  const heap = new Uint8Array(ex.memory.buffer);
+  let heapView = new Uint8Array(ex.memory.buffer);
+  const heap = () => (heapView.buffer === ex.memory.buffer ? heapView : (heapView = new Uint8Array(ex.memory.buffer)));
   return {
     exports: ex,
     filter,
@@ -48,8 +48,19 @@ export async function rawCore(wasmPath, members, probes, { n, errorRate }) {
     probes: p,
     results,
     scratch,
-    scratchView: heap.subarray(scratch, scratch + 1024),
+    // Taken after the last allocation above; placeFile() below may grow memory, so it comes last.
+    scratchView: heap().subarray(scratch, scratch + 1024),
     hashOut: out,
     heap,
+    /** Copy a .bgf file into this instance's memory once; returns its address. */
+    placeFile(bytes) {
+      const ptr = malloc(bytes.length);
+      heap().set(bytes, ptr);
+      return ptr;
+    },
+    /** bgw_file_validate: every header check plus the XXH3-64 checksum over the file. */
+    validate(ptr, length) {
+      return ex.bgw_file_validate(ptr, length, out);
+    },
   };
 }

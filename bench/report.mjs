@@ -131,6 +131,14 @@ export function renderReport(r) {
       ),
     );
     out.push('');
+    if (v.load.validate10M != null) {
+      out.push(
+        `Load of the ${fmtBytes(c.loadN)}-key file (${fmtBytes(v.load.bytes10M)} bytes): copy into wasm memory ${fmtMs(v.load.copy10M)} ms, ` +
+          `raw \`bgw_file_validate\` (header checks + XXH3-64 checksum over the file, already in memory) ${fmtMs(v.load.validate10M)} ms, ` +
+          `\`BloomFilter.from\` ${fmtMs(v.load.from10M)} ms.`,
+      );
+      out.push('');
+    }
   }
   out.push('## Targets (issue 2, item 6)');
   out.push('');
