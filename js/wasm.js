@@ -31,10 +31,13 @@ const ASCII_LOOP_MAX = 16;
 // temporary buffer for the one call, so one huge key does not pin memory.
 const SCRATCH_INITIAL = 1024;
 const SCRATCH_KEEP_MAX = 1 << 20;
-// Batches go to wasm in chunks of at most this many keys / UTF-16 units, so the
-// packing arena stays small (worst case 3 bytes per unit) and u32 offsets suffice.
+// Batches go to wasm in chunks of at most this many keys / UTF-16 units. The unit
+// budget keeps a chunk's joined string (see packChunk) below V8's large-object
+// threshold (~128 KiB): above it every join is a fresh mmap and batches of
+// 38-character keys ran 4x slower. It also keeps the arena small (worst case 3
+// bytes per unit) and the offsets well inside u32.
 const BATCH_KEYS = 4096;
-const BATCH_UNITS = 1 << 20;
+const BATCH_UNITS = 48 * 1024;
 const ARENA_INITIAL = 64 * 1024;
 
 // Layout of the fixed "misc" block used for out-parameters.
@@ -445,6 +448,10 @@ function arenaShrink() {
   }
 }
 
+// Cleared when a chunk of strings turns out not to be ASCII, so the rest of the
+// batch skips the join attempt.
+let joinedAsciiLikely = true;
+
 /**
  * Pack items[start, end) into the arena: key bytes back to back, count + 1
  * u32 offsets. Runs no user code, so nothing can re-enter the arena meanwhile.
@@ -463,7 +470,7 @@ function packChunk(items, start, end, what, indexBase) {
     } else throw itemTypeError(`${what}[${indexBase + i - start}]`);
   }
   let offsetIndex = arena.offsets >>> 2;
-  if (allStrings) {
+  if (allStrings && joinedAsciiLikely) {
     // One encodeInto for the whole chunk into exactly `units` bytes. When it
     // consumed every unit and wrote one byte each, all keys were ASCII and their
     // offsets are their lengths. (A full buffer alone proves nothing: multi-byte
@@ -486,6 +493,7 @@ function packChunk(items, start, end, what, indexBase) {
       }
       return count;
     }
+    joinedAsciiLikely = false; // non-ASCII text: go key by key for the rest of this batch
   }
   // Mixed or non-ASCII: key by key, sized for the worst case first.
   arenaReserve(units * 3 + byteLength);
@@ -526,6 +534,7 @@ function packChunk(items, start, end, what, indexBase) {
  * because a generator feeding the batch may free the filter.
  */
 function runBatch(handle, items, what, onChunk) {
+  joinedAsciiLikely = true;
   if (items === null || items === undefined || (typeof items !== 'object' && typeof items !== 'string') ||
     typeof items[Symbol.iterator] !== 'function') {
     throw new TypeError(`${what} must be an iterable of strings or Uint8Arrays`);
