@@ -1,0 +1,45 @@
+#!/bin/sh
+# npm run test:c — the C tests under AddressSanitizer and UndefinedBehaviorSanitizer,
+# then (when BG_FUZZ_SECONDS > 0) the libFuzzer target for that many seconds.
+#   sh tests/c/run.sh                      # unit tests, golden files
+#   BG_FUZZ_SECONDS=60 sh tests/c/run.sh   # and a minute of fuzzing (CI)
+# Exits non-zero on any failure.
+set -eu
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+
+CC=${CC:-clang}
+export CC
+fuzz_seconds=${BG_FUZZ_SECONDS:-0}
+jobs=${BG_JOBS:-2}
+generator=""
+if command -v ninja >/dev/null 2>&1; then generator="-G Ninja"; fi
+
+# Fail on the first sanitizer report, with a stack.
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export UBSAN_OPTIONS
+
+echo "== C tests (ASan + UBSan, $CC) in build/c-asan"
+# shellcheck disable=SC2086 # $generator is empty or two words on purpose
+cmake -S . -B build/c-asan $generator -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBG_SANITIZE=ON -DBG_TESTS=ON
+cmake --build build/c-asan -j "$jobs"
+(cd build/c-asan && ctest --output-on-failure -j "$jobs")
+
+case "$fuzz_seconds" in
+  '' | *[!0-9]*) echo "BG_FUZZ_SECONDS must be a whole number of seconds, got '$fuzz_seconds'" >&2; exit 2 ;;
+esac
+if [ "$fuzz_seconds" -gt 0 ]; then
+  echo "== fuzzing the reader for ${fuzz_seconds}s in build/fuzz"
+  # shellcheck disable=SC2086
+  cmake -S . -B build/fuzz $generator -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBG_FUZZ=ON -DBG_TESTS=OFF
+  cmake --build build/fuzz -j "$jobs" --target fuzz_reader
+  # Fuzz a copy: libFuzzer adds what it finds to the corpus directory it is given.
+  work=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-fuzz.XXXXXX")
+  trap 'rm -rf "$work"' EXIT INT TERM
+  cp tests/fuzz/corpus/* "$work"/
+  mkdir -p build/fuzz/artifacts
+  build/fuzz/tests/fuzz/fuzz_reader -max_total_time="$fuzz_seconds" -dict=tests/fuzz/bgf.dict \
+    -artifact_prefix=build/fuzz/artifacts/ -print_final_stats=1 "$work"
+  echo "fuzzer finished: no crash in ${fuzz_seconds}s (crash inputs would be in build/fuzz/artifacts/)"
+fi

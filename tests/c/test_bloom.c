@@ -1,0 +1,631 @@
+/*
+ * test_bloom.c — the classic Bloom filter: the seeds' experiment (theory vs
+ * measurement), every operation, batches equal to single calls, key
+ * encodings, merge rules, and a filter beyond 2^32 bits.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "test_util.h"
+
+#define N_INSERT 200000
+#define N_PROBE 50000
+
+static int key_name(char *buf, size_t size, const char *prefix, long i) {
+  return snprintf(buf, size, "%s%ld", prefix, i);
+}
+
+/* Set bits, as bg_filter_info reports them (NULL: 0). */
+static uint64_t bits_set(const bg_filter *f) {
+  if (!f) return 0;
+  bg_info info;
+  bg_filter_info(f, &info);
+  return info.bits_set;
+}
+
+static uint8_t *serialize_copy(const bg_filter *f, size_t *size) {
+  *size = bg_filter_serialized_size(f);
+  uint8_t *buf = malloc(*size);
+  if (!buf) return NULL;
+  size_t written = 0;
+  bg_status rc = bg_filter_serialize(f, buf, *size, &written);
+  if (rc != BG_OK || written != *size) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* Two filters hold the same bits, parameters and count: their files are equal. */
+static int same_file(const bg_filter *a, const bg_filter *b) {
+  size_t size_a, size_b;
+  uint8_t *fa = serialize_copy(a, &size_a), *fb = serialize_copy(b, &size_b);
+  int same = fa && fb && size_a == size_b && memcmp(fa, fb, size_a) == 0;
+  free(fa);
+  free(fb);
+  return same;
+}
+
+/* Items "prefix<first>" .. "prefix<first+count-1>" in the batch layout (offsets has count+1 entries). */
+typedef struct {
+  uint8_t *items;
+  uint32_t *offsets;
+  size_t count;
+} batch;
+
+static int batch_make(batch *b, const char *prefix, long first, size_t count) {
+  size_t cap = count * (strlen(prefix) + 12) + 1;
+  b->items = malloc(cap);
+  b->offsets = malloc((count + 1) * sizeof(uint32_t));
+  b->count = count;
+  if (!b->items || !b->offsets) return 0;
+  size_t at = 0;
+  b->offsets[0] = 0;
+  for (size_t i = 0; i < count; i++) {
+    at += (size_t)key_name((char *)b->items + at, cap - at, prefix, first + (long)i);
+    b->offsets[i + 1] = (uint32_t)at;
+  }
+  return 1;
+}
+
+static void batch_free(batch *b) {
+  free(b->items);
+  free(b->offsets);
+}
+
+/* The seeds' experiment, through single calls and through batches. */
+static void test_seed_experiment(void) {
+  bg_filter *f = NULL;
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, N_INSERT, 0.01, 0, BG_KEY_UTF8, &f), BG_OK);
+  REQUIRE(f != NULL);
+  char key[32];
+  for (long i = 0; i < N_INSERT; i++) {
+    int len = key_name(key, sizeof key, "key_", i);
+    CHECK_STATUS_AT(bg_filter_add(f, key, (size_t)len), BG_OK, "%s", key);
+  }
+
+  long missing = 0;
+  for (long i = 0; i < N_INSERT; i++) {
+    int len = key_name(key, sizeof key, "key_", i);
+    if (bg_filter_contains(f, key, (size_t)len) != 1) missing++;
+  }
+  CHECK_MSG(missing == 0, "%ld false negatives", missing);
+
+  long hits = 0;
+  for (long i = N_INSERT; i < N_INSERT + N_PROBE; i++) {
+    int len = key_name(key, sizeof key, "key_", i);
+    int r = bg_filter_contains(f, key, (size_t)len);
+    CHECK(r == 0 || r == 1);
+    hits += r == 1;
+  }
+
+  bg_info info;
+  bg_filter_info(f, &info);
+  CHECK_EQ_U64(info.m, 1917012);
+  CHECK_EQ_U64(info.k, 7);
+  CHECK_EQ_U64(info.count, N_INSERT);
+  double theory = info.theoretical_error_rate;
+  double empirical = (double)hits / N_PROBE;
+  double sigma = sqrt(theory * (1 - theory) / N_PROBE);
+  printf("seed experiment: m=%" PRIu64 " k=%u bits/key=%.2f false negatives=%ld\n", info.m, info.k,
+         (double)info.m / N_INSERT, missing);
+  printf("  empirical p=%.5f theoretical p=%.5f sigma=%.5f (%.2f sigma) estimated p=%.5f\n",
+         empirical, theory, sigma, (empirical - theory) / sigma, info.estimated_error_rate);
+  CHECK_NEAR(theory, 0.010039209581758123, 1e-9);
+  CHECK_MSG(fabs(empirical - theory) <= 4 * sigma, "empirical %.5f vs theory %.5f (sigma %.5f)",
+            empirical, theory, sigma);
+
+  /* info: every field. */
+  CHECK_EQ_U64(info.kind, BG_KIND_CLASSIC);
+  CHECK_EQ_U64(info.key_encoding, BG_KEY_UTF8);
+  CHECK_EQ_U64(info.hash_algorithm, BG_HASH_XXH3_128);
+  CHECK_EQ_U64(info.capacity, N_INSERT);
+  CHECK_EQ_U64(info.seed, 0);
+  CHECK_EQ_U64(info.generation, 0);
+  CHECK_EQ_U64(info.bits_set, bits_set(f));
+  CHECK_EQ_U64(info.payload_bytes, 239627); /* ceil(1917012 / 8) */
+  CHECK_EQ_U64(info.serialized_bytes, bg_filter_serialized_size(f));
+  CHECK_EQ_U64(info.serialized_bytes, 128 + 239627); /* no metadata: payload right after the header */
+  CHECK(info.error_rate == 0.01);
+  CHECK_NEAR(info.fill_ratio, (double)info.bits_set / 1917012.0, 1e-15);
+  /* The expected fill 1 - e^(-kn/m) = 0.518 (k = 7 is a little above the real-valued optimum 6.64). */
+  CHECK_NEAR(info.fill_ratio, 1.0 - exp(-7.0 * N_INSERT / 1917012.0), 0.005);
+  CHECK_NEAR(info.estimated_items, bg_estimated_items(info.m, info.k, info.bits_set), 1e-15);
+  CHECK_NEAR(info.estimated_items, (double)N_INSERT, 0.01);
+  CHECK_NEAR(info.estimated_error_rate, bg_estimated_error_rate(info.m, info.k, info.bits_set), 1e-15);
+  CHECK_NEAR(info.estimated_error_rate, theory, 0.02);
+  uint8_t zero_id[16] = {0};
+  CHECK(memcmp(info.list_id, zero_id, 16) == 0);
+
+  /* Batches equal single calls: the same bits from add_many, the same answers from contains_many. */
+  batch inserted, probes;
+  REQUIRE(batch_make(&inserted, "key_", 0, N_INSERT));
+  REQUIRE(batch_make(&probes, "key_", N_INSERT - N_PROBE / 2, N_PROBE)); /* half members, half not */
+  bg_filter *g = NULL;
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, N_INSERT, 0.01, 0, BG_KEY_UTF8, &g), BG_OK);
+  REQUIRE(g != NULL);
+  /* In uneven slices, so group boundaries fall everywhere. */
+  size_t done = 0, slice = 1;
+  while (done < inserted.count) {
+    size_t n = inserted.count - done < slice ? inserted.count - done : slice;
+    uint32_t *offs = inserted.offsets + done;
+    CHECK_STATUS(bg_filter_add_many(g, inserted.items, offs, n), BG_OK);
+    done += n;
+    slice = slice * 3 + 1;
+  }
+  CHECK(same_file(f, g));
+  uint8_t *results = malloc(N_PROBE);
+  REQUIRE(results != NULL);
+  memset(results, 0xAA, N_PROBE);
+  CHECK_STATUS(bg_filter_contains_many(g, probes.items, probes.offsets, probes.count, results), BG_OK);
+  long batch_mismatch = 0, batch_members = 0;
+  for (size_t i = 0; i < probes.count; i++) {
+    const char *item = (const char *)probes.items + probes.offsets[i];
+    size_t len = probes.offsets[i + 1] - probes.offsets[i];
+    if (results[i] != bg_filter_contains(f, item, len)) batch_mismatch++;
+    if (i < N_PROBE / 2) batch_members += results[i] == 1;
+  }
+  CHECK_MSG(batch_mismatch == 0, "%ld batch answers differ from single calls", batch_mismatch);
+  CHECK_EQ_U64(batch_members, N_PROBE / 2);
+
+  /* Empty batch and malformed offsets. */
+  CHECK_STATUS(bg_filter_contains_many(g, NULL, NULL, 0, NULL), BG_OK);
+  CHECK_STATUS(bg_filter_add_many(g, NULL, NULL, 0), BG_OK);
+  uint32_t backwards[3] = {0, 5, 2};
+  CHECK_STATUS(bg_filter_add_many(g, inserted.items, backwards, 2), BG_E_ARG);
+  CHECK_STATUS(bg_filter_contains_many(g, inserted.items, backwards, 2, results), BG_E_ARG);
+  CHECK_STATUS(bg_filter_contains_many(g, inserted.items, inserted.offsets, 2, NULL), BG_E_ARG);
+
+  free(results);
+  batch_free(&inserted);
+  batch_free(&probes);
+  bg_filter_free(g);
+  bg_filter_free(f);
+}
+
+static void test_add_contains_clear(void) {
+  bg_filter *f = NULL;
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 1000, 0.01, 42, BG_KEY_UTF8, &f), BG_OK);
+  REQUIRE(f != NULL);
+  CHECK_EQ_U64(bits_set(f), 0);
+  CHECK(bg_filter_contains(f, "alpha", 5) == 0);
+  CHECK(bg_filter_contains(f, "", 0) == 0);
+
+  /* One key sets exactly its distinct positions. */
+  CHECK_STATUS(bg_filter_add(f, "alpha", 5), BG_OK);
+  bg_info info;
+  bg_filter_info(f, &info);
+  uint64_t pos[BG_MAX_K];
+  bg_positions(bg_hash("alpha", 5, 42), info.m, info.k, pos);
+  uint64_t distinct = 0;
+  for (uint32_t i = 0; i < info.k; i++) {
+    int seen = 0;
+    for (uint32_t j = 0; j < i; j++) seen |= pos[j] == pos[i];
+    distinct += !seen;
+  }
+  CHECK_EQ_U64(bits_set(f), distinct);
+  CHECK(bg_filter_contains(f, "alpha", 5) == 1);
+  CHECK(bg_filter_contains(f, "alph", 4) == 0 || bg_filter_contains(f, "alph", 4) == 1);
+  /* Adding the same key again changes no bit but counts an insert. */
+  CHECK_STATUS(bg_filter_add(f, "alpha", 5), BG_OK);
+  CHECK_EQ_U64(bits_set(f), distinct);
+  bg_filter_info(f, &info);
+  CHECK_EQ_U64(info.count, 2);
+
+  /* Empty key and binary keys with NUL bytes are keys like any other. */
+  CHECK_STATUS(bg_filter_add(f, NULL, 0), BG_OK);
+  CHECK(bg_filter_contains(f, "", 0) == 1);
+  static const uint8_t binary[] = {0, 1, 0, 255, 0};
+  CHECK_STATUS(bg_filter_add(f, binary, sizeof binary), BG_OK);
+  CHECK(bg_filter_contains(f, binary, sizeof binary) == 1);
+  CHECK(bg_filter_contains_key(f, binary, sizeof binary) == 1);
+
+  /* The bits are exactly those bg_positions names: every position of a member is set in the file. */
+  size_t size;
+  uint8_t *file = serialize_copy(f, &size);
+  REQUIRE(file != NULL);
+  const uint8_t *payload = file + 128;
+  bg_positions(bg_hash("alpha", 5, 42), info.m, info.k, pos);
+  for (uint32_t i = 0; i < info.k; i++) CHECK((payload[pos[i] >> 3] >> (pos[i] & 7)) & 1);
+  free(file);
+
+  bg_filter_clear(f);
+  CHECK_EQ_U64(bits_set(f), 0);
+  bg_filter_info(f, &info);
+  CHECK_EQ_U64(info.count, 0);
+  CHECK(info.fill_ratio == 0.0);
+  CHECK(bg_filter_contains(f, "alpha", 5) == 0);
+  CHECK(bg_filter_contains(f, "", 0) == 0);
+  /* Parameters survive clear. */
+  CHECK_EQ_U64(info.m, 9586);
+  CHECK_EQ_U64(info.k, 7);
+  CHECK_EQ_U64(info.seed, 42);
+  CHECK_STATUS(bg_filter_add(f, "beta", 4), BG_OK);
+  CHECK(bg_filter_contains(f, "beta", 4) == 1);
+
+  /* Arguments. */
+  CHECK_STATUS(bg_filter_add(NULL, "x", 1), BG_E_ARG);
+  CHECK_STATUS(bg_filter_add(f, NULL, 3), BG_E_ARG);
+  CHECK_STATUS(bg_filter_contains(NULL, "x", 1), BG_E_ARG);
+  CHECK_STATUS(bg_filter_contains(f, NULL, 3), BG_E_ARG);
+  CHECK_STATUS(bg_filter_add_key(NULL, "x", 1), BG_E_ARG);
+  CHECK_STATUS(bg_filter_contains_key(f, NULL, 1), BG_E_ARG);
+  CHECK_STATUS(bg_filter_merge(f, NULL), BG_E_ARG);
+  CHECK_STATUS(bg_filter_merge(NULL, f), BG_E_ARG);
+  bg_filter_free(NULL);
+  bg_filter_free(f);
+}
+
+static void test_create_errors(void) {
+  bg_filter *f = (bg_filter *)&f; /* must be reset to NULL on failure */
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 0, 0.01, 0, BG_KEY_UTF8, &f), BG_E_RANGE);
+  CHECK(f == NULL);
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 100, 0.0, 0, BG_KEY_UTF8, &f), BG_E_RANGE);
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 100, 1.0, 0, BG_KEY_UTF8, &f), BG_E_RANGE);
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 100, NAN, 0, BG_KEY_UTF8, &f), BG_E_RANGE);
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 100, 1e-30, 0, BG_KEY_UTF8, &f), BG_E_RANGE); /* k > 64 */
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, BG_MAX_CAPACITY, 0.01, 0, BG_KEY_UTF8, &f), BG_E_TOO_LARGE);
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 100, 0.01, 0, 3, &f), BG_E_KEY_ENCODING);
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 100, 0.01, 0, -1, &f), BG_E_KEY_ENCODING);
+  CHECK(f == NULL);
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 100, 0.01, 0, BG_KEY_UTF8, NULL), BG_E_ARG);
+  /* Kinds: 0 and the reserved or unknown ids are refused; classic has a name. */
+  CHECK_STATUS(bg_filter_create(0, 100, 0.01, 0, BG_KEY_UTF8, &f), BG_E_KIND);
+  CHECK_STATUS(bg_filter_create(-1, 100, 0.01, 0, BG_KEY_UTF8, &f), BG_E_KIND);
+  for (int kind = 8; kind < 256; kind++)
+    if (!bg_kind_name(kind)) CHECK_STATUS_AT(bg_filter_create(kind, 100, 0.01, 0, BG_KEY_UTF8, &f), BG_E_KIND, "kind %d", kind);
+  CHECK_STATUS(bg_filter_create(255, 100, 0.01, 0, BG_KEY_UTF8, &f), BG_E_KIND);
+  CHECK_STATUS(bg_filter_create(1 << 20, 100, 0.01, 0, BG_KEY_UTF8, &f), BG_E_KIND);
+  CHECK(f == NULL);
+  CHECK(bg_kind_name(BG_KIND_CLASSIC) && strcmp(bg_kind_name(BG_KIND_CLASSIC), "classic") == 0);
+  CHECK(bg_kind_name(0) == NULL);
+  CHECK(bg_kind_name(-1) == NULL);
+  CHECK(bg_kind_name(1000) == NULL);
+}
+
+/* The classic kind cannot delete, and sealing it is a no-op. */
+static void test_remove_and_seal(void) {
+  bg_filter *f = NULL;
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 100, 0.01, 3, BG_KEY_UTF8, &f), BG_OK);
+  REQUIRE(f != NULL);
+  CHECK_STATUS(bg_filter_add(f, "kept", 4), BG_OK);
+  uint64_t before = bits_set(f);
+  CHECK_STATUS(bg_filter_remove(f, "kept", 4), BG_E_UNSUPPORTED);
+  CHECK_STATUS(bg_filter_remove_key(f, "kept", 4), BG_E_UNSUPPORTED);
+  CHECK_STATUS(bg_filter_remove(NULL, "kept", 4), BG_E_ARG);
+  CHECK_STATUS(bg_filter_seal(f), BG_OK);
+  CHECK_STATUS(bg_filter_seal(NULL), BG_E_ARG);
+  CHECK(bg_filter_contains(f, "kept", 4) == 1);
+  CHECK_EQ_U64(bits_set(f), before);
+  bg_info info;
+  bg_filter_info(f, &info);
+  CHECK_EQ_U64(info.count, 1);
+  /* Adding after sealing still works for a dynamic kind. */
+  CHECK_STATUS(bg_filter_add(f, "later", 5), BG_OK);
+  CHECK(bg_filter_contains(f, "later", 5) == 1);
+  bg_filter_free(f);
+}
+
+static void test_merge(void) {
+  bg_filter *all = NULL, *left = NULL, *right = NULL;
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 5000, 0.01, 7, BG_KEY_UTF8, &all), BG_OK);
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 5000, 0.01, 7, BG_KEY_UTF8, &left), BG_OK);
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 5000, 0.01, 7, BG_KEY_UTF8, &right), BG_OK);
+  REQUIRE(all && left && right);
+  char key[32];
+  for (long i = 0; i < 4000; i++) {
+    int len = key_name(key, sizeof key, "merge-", i);
+    CHECK_STATUS(bg_filter_add(all, key, (size_t)len), BG_OK);
+    CHECK_STATUS(bg_filter_add(i % 2 ? left : right, key, (size_t)len), BG_OK);
+  }
+  uint64_t left_bits = bits_set(left);
+  CHECK_STATUS(bg_filter_merge(left, right), BG_OK);
+  /* OR of the halves is the filter of the whole, bit for bit, count included. */
+  CHECK(same_file(left, all));
+  CHECK(bits_set(left) >= left_bits);
+  long missing = 0;
+  for (long i = 0; i < 4000; i++) {
+    int len = key_name(key, sizeof key, "merge-", i);
+    missing += bg_filter_contains(left, key, (size_t)len) != 1;
+  }
+  CHECK_EQ_U64(missing, 0);
+  /* Merging a filter into itself, or an empty one, changes no bit. */
+  uint64_t bits = bits_set(all);
+  bg_filter *empty = NULL;
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 5000, 0.01, 7, BG_KEY_UTF8, &empty), BG_OK);
+  CHECK_STATUS(bg_filter_merge(all, empty), BG_OK);
+  CHECK_STATUS(bg_filter_merge(all, all), BG_OK);
+  CHECK_EQ_U64(bits_set(all), bits);
+
+  /* Each field that must match, differing alone. */
+  bg_filter *other_m = NULL, *other_k = NULL, *same_m_k = NULL, *other_seed = NULL, *other_encoding = NULL;
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 6000, 0.01, 7, BG_KEY_UTF8, &other_m), BG_OK); /* same k = 7 */
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 5000, 0.01, 8, BG_KEY_UTF8, &other_seed), BG_OK);
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 5000, 0.01, 7, BG_KEY_SHA1, &other_encoding), BG_OK);
+  /* (10, 1%) and (20, 10%) both need m = 96 bits, with k = 7 and k = 3. */
+  bg_filter *k7 = NULL;
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 10, 0.01, 7, BG_KEY_UTF8, &k7), BG_OK);
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 20, 0.1, 7, BG_KEY_UTF8, &other_k), BG_OK);
+  /* Same m, k, seed and encoding but sized from different (n, p): compatible. */
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 10, 0.0100001, 7, BG_KEY_UTF8, &same_m_k), BG_OK);
+  REQUIRE(other_m && other_k && other_seed && other_encoding && k7 && same_m_k);
+  bg_info a, b, c;
+  bg_filter_info(other_m, &a);
+  CHECK(a.m != 9586 * 5 && a.k == 7);
+  bg_filter_info(k7, &a);
+  bg_filter_info(other_k, &b);
+  bg_filter_info(same_m_k, &c);
+  CHECK(a.m == 96 && b.m == 96 && a.k == 7 && b.k == 3);
+  CHECK(c.m == 96 && c.k == 7);
+
+  CHECK_STATUS(bg_filter_merge(all, other_m), BG_E_INCOMPATIBLE);
+  CHECK_STATUS(bg_filter_merge(other_m, all), BG_E_INCOMPATIBLE);
+  CHECK_STATUS(bg_filter_merge(all, other_seed), BG_E_INCOMPATIBLE);
+  CHECK_STATUS(bg_filter_merge(all, other_encoding), BG_E_INCOMPATIBLE);
+  CHECK_STATUS(bg_filter_merge(other_encoding, all), BG_E_INCOMPATIBLE);
+  CHECK_STATUS(bg_filter_merge(k7, other_k), BG_E_INCOMPATIBLE);
+  /* A filter of any other kind, even with the same capacity, rate, seed and encoding. */
+  for (int kind = 0; kind < 256; kind++) {
+    if (kind == BG_KIND_CLASSIC || !bg_kind_name(kind)) continue;
+    bg_filter *other_kind = NULL;
+    if (bg_filter_create(kind, 5000, 0.01, 7, BG_KEY_UTF8, &other_kind) != BG_OK) continue;
+    CHECK_STATUS_AT(bg_filter_merge(all, other_kind), BG_E_INCOMPATIBLE, "kind %d into classic", kind);
+    CHECK_STATUS_AT(bg_filter_merge(other_kind, all), BG_E_INCOMPATIBLE, "classic into kind %d", kind);
+    bg_filter_free(other_kind);
+  }
+  CHECK_STATUS(bg_filter_merge(other_k, k7), BG_E_INCOMPATIBLE);
+  CHECK_STATUS(bg_filter_add(k7, "x", 1), BG_OK);
+  CHECK_STATUS(bg_filter_merge(same_m_k, k7), BG_OK);
+  CHECK(bg_filter_contains(same_m_k, "x", 1) == 1);
+  /* A refused merge leaves the destination untouched. */
+  CHECK_EQ_U64(bits_set(all), bits);
+  bg_info after;
+  bg_filter_info(all, &after);
+  CHECK_EQ_U64(after.count, 4000 + 0 + 4000); /* the self-merge doubled the count, the refusals did not */
+
+  bg_filter_free(other_m);
+  bg_filter_free(other_k);
+  bg_filter_free(same_m_k);
+  bg_filter_free(other_seed);
+  bg_filter_free(other_encoding);
+  bg_filter_free(k7);
+  bg_filter_free(empty);
+  bg_filter_free(all);
+  bg_filter_free(left);
+  bg_filter_free(right);
+}
+
+static void test_sha1_encoding(void) {
+  bg_filter *by_item = NULL, *by_key = NULL;
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 1000, 0.001, 5, BG_KEY_SHA1, &by_item), BG_OK);
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 1000, 0.001, 5, BG_KEY_UTF8, &by_key), BG_OK);
+  REQUIRE(by_item && by_key);
+  static const char *passwords[] = {"password", "123456", "correct horse battery staple", "", "pässwörd"};
+  uint8_t digest[20];
+  for (size_t i = 0; i < sizeof passwords / sizeof passwords[0]; i++) {
+    size_t len = strlen(passwords[i]);
+    CHECK_STATUS(bg_filter_add(by_item, passwords[i], len), BG_OK);
+    bg_sha1(passwords[i], len, digest);
+    CHECK_STATUS(bg_filter_add_key(by_key, digest, 20), BG_OK);
+  }
+  for (size_t i = 0; i < sizeof passwords / sizeof passwords[0]; i++) {
+    size_t len = strlen(passwords[i]);
+    bg_sha1(passwords[i], len, digest);
+    CHECK(bg_filter_contains(by_item, passwords[i], len) == 1);
+    CHECK(bg_filter_contains_key(by_item, digest, 20) == 1);
+    CHECK(bg_filter_contains_key(by_key, digest, 20) == 1);
+  }
+  /* The stored key is the digest: the raw password is not what was hashed. */
+  CHECK(bg_filter_contains_key(by_item, "password", 8) == 0);
+  /* Identical bits: hashing first, or adding the digest of a breach dump, is the same filter. */
+  bg_info a, b;
+  bg_filter_info(by_item, &a);
+  bg_filter_info(by_key, &b);
+  CHECK_EQ_U64(a.bits_set, b.bits_set);
+  CHECK_EQ_U64(a.key_encoding, BG_KEY_SHA1);
+  size_t sa, sb;
+  uint8_t *fa = serialize_copy(by_item, &sa), *fb = serialize_copy(by_key, &sb);
+  REQUIRE(fa && fb && sa == sb);
+  CHECK(memcmp(fa + 128, fb + 128, sa - 128) == 0);
+  CHECK(fa[21] == BG_KEY_SHA1 && fb[21] == BG_KEY_UTF8);
+  free(fa);
+  free(fb);
+
+  /* Batches apply the encoding too. */
+  batch items;
+  REQUIRE(batch_make(&items, "pw", 0, 100));
+  CHECK_STATUS(bg_filter_add_many(by_item, items.items, items.offsets, items.count), BG_OK);
+  uint8_t results[100];
+  CHECK_STATUS(bg_filter_contains_many(by_item, items.items, items.offsets, items.count, results), BG_OK);
+  int all_found = 1;
+  for (int i = 0; i < 100; i++) {
+    char key[16];
+    int len = key_name(key, sizeof key, "pw", i);
+    bg_sha1(key, (size_t)len, digest);
+    all_found &= results[i] == 1 && bg_filter_contains_key(by_item, digest, 20) == 1;
+  }
+  CHECK(all_found);
+  batch_free(&items);
+  bg_filter_free(by_item);
+  bg_filter_free(by_key);
+}
+
+/* url is reserved: a filter may carry it, but items cannot be encoded yet. */
+static void test_url_encoding(void) {
+  bg_filter *f = NULL;
+  bg_status rc = bg_filter_create(BG_KIND_CLASSIC, 100, 0.01, 0, BG_KEY_URL, &f);
+  CHECK(rc == BG_OK || rc == BG_E_KEY_ENCODING);
+  if (rc != BG_OK) return;
+  REQUIRE(f != NULL);
+  CHECK_STATUS(bg_filter_add(f, "http://example.com/", 19), BG_E_KEY_ENCODING);
+  CHECK_STATUS(bg_filter_contains(f, "http://example.com/", 19), BG_E_KEY_ENCODING);
+  batch items;
+  REQUIRE(batch_make(&items, "http://example.com/", 0, 3));
+  uint8_t results[3];
+  CHECK_STATUS(bg_filter_add_many(f, items.items, items.offsets, items.count), BG_E_KEY_ENCODING);
+  CHECK_STATUS(bg_filter_contains_many(f, items.items, items.offsets, items.count, results), BG_E_KEY_ENCODING);
+  batch_free(&items);
+  /* Nothing was added by the refused calls. */
+  bg_info info;
+  bg_filter_info(f, &info);
+  CHECK_EQ_U64(info.bits_set, 0);
+  CHECK_EQ_U64(info.count, 0);
+  /* Already-encoded keys (the SHA-256 of an expression) bypass the encoding. */
+  uint8_t digest[32];
+  bg_sha256("example.com/", 12, digest);
+  CHECK_STATUS(bg_filter_add_key(f, digest, 32), BG_OK);
+  CHECK(bg_filter_contains_key(f, digest, 32) == 1);
+  bg_filter_free(f);
+}
+
+static void test_metadata_and_identity(void) {
+  bg_filter *f = NULL;
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 100, 0.01, 0, BG_KEY_UTF8, &f), BG_OK);
+  REQUIRE(f != NULL);
+  size_t len = 99;
+  (void)bg_filter_metadata(f, &len);
+  CHECK_EQ_U64(len, 0);
+  static const char json[] = "{\"source\":\"test\"}";
+  CHECK_STATUS(bg_filter_set_metadata(f, json, sizeof json - 1), BG_OK);
+  const uint8_t *meta = bg_filter_metadata(f, &len);
+  CHECK(len == sizeof json - 1 && meta && memcmp(meta, json, len) == 0);
+  CHECK(meta != (const uint8_t *)json); /* copied */
+  CHECK_STATUS(bg_filter_set_metadata(f, NULL, 5), BG_E_ARG);
+  /* One byte over the limit is refused and the old block stays. */
+  uint8_t *big = calloc(1, BG_MAX_METADATA + 1);
+  REQUIRE(big != NULL);
+  CHECK_STATUS(bg_filter_set_metadata(f, big, BG_MAX_METADATA + 1), BG_E_METADATA);
+  meta = bg_filter_metadata(f, &len);
+  CHECK(len == sizeof json - 1 && memcmp(meta, json, len) == 0);
+  CHECK_STATUS(bg_filter_set_metadata(f, big, BG_MAX_METADATA), BG_OK);
+  (void)bg_filter_metadata(f, &len);
+  CHECK_EQ_U64(len, BG_MAX_METADATA);
+  /* 128 + 1 MiB is already 64-aligned: the payload (ceil(959 / 8) = 120 bytes) follows directly. */
+  bg_info sized;
+  bg_filter_info(f, &sized);
+  CHECK_EQ_U64(sized.m, 959);
+  CHECK_EQ_U64(bg_filter_serialized_size(f), 128 + BG_MAX_METADATA + 120);
+  CHECK_EQ_U64(sized.serialized_bytes, 128 + BG_MAX_METADATA + 120);
+  free(big);
+  CHECK_STATUS(bg_filter_set_metadata(f, NULL, 0), BG_OK);
+  (void)bg_filter_metadata(f, &len);
+  CHECK_EQ_U64(len, 0);
+
+  uint8_t id[16];
+  for (int i = 0; i < 16; i++) id[i] = (uint8_t)(0xA0 + i);
+  bg_filter_set_identity(f, id, 123456789012345ull);
+  bg_info info;
+  bg_filter_info(f, &info);
+  CHECK(memcmp(info.list_id, id, 16) == 0);
+  CHECK_EQ_U64(info.generation, 123456789012345ull);
+  /* NULL list_id changes only the generation. */
+  bg_filter_set_identity(f, NULL, 8);
+  bg_filter_info(f, &info);
+  CHECK(memcmp(info.list_id, id, 16) == 0);
+  CHECK_EQ_U64(info.generation, 8);
+  bg_filter_free(f);
+}
+
+static int compare_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/*
+ * A filter of more than 2^32 bits (about 512 MiB). Positions above 2^32 must
+ * land on their own bits: the file's payload is checked bit by bit against
+ * bg_positions, and the file is read back in place.
+ */
+static void test_beyond_2_to_32_bits(void) {
+  const uint64_t capacity = 448200000; /* m = 4,296,023,165 = 2^32 + 2^20 + 7,293 */
+  bg_filter *f = NULL;
+  bg_status rc = bg_filter_create(BG_KIND_CLASSIC, capacity, 0.01, 0x5eed, BG_KEY_UTF8, &f);
+  if (rc == BG_E_NOMEM || (rc == BG_E_TOO_LARGE && SIZE_MAX <= UINT32_MAX)) {
+    printf("note: skipped the 2^32-bit filter test (%s: could not get ~512 MiB)\n", bg_status_name(rc));
+    return;
+  }
+  CHECK_STATUS(rc, BG_OK);
+  REQUIRE(f != NULL);
+  bg_info info;
+  bg_filter_info(f, &info);
+  CHECK_EQ_U64(info.m, 4296023165ull);
+  CHECK_EQ_U64(info.k, 7);
+  const uint64_t m = info.m, k = info.k;
+
+  /* 4,000 ordinary keys plus 64 chosen because one of their probes lies above 2^32. */
+  enum { ORDINARY = 4000, HIGH = 64, TOTAL = ORDINARY + HIGH };
+  static char keys[TOTAL][24];
+  long next = 0;
+  int high_found = 0;
+  for (int i = 0; i < ORDINARY; i++) key_name(keys[i], sizeof keys[i], "big_", next++);
+  while (high_found < HIGH && next < 10000000) {
+    char key[24];
+    int len = key_name(key, sizeof key, "big_", next++);
+    uint64_t pos[BG_MAX_K];
+    bg_positions(bg_hash(key, (size_t)len, 0x5eed), m, (uint32_t)k, pos);
+    int above = 0;
+    for (uint64_t j = 0; j < k; j++) above |= pos[j] >= (1ull << 32);
+    if (above && next > ORDINARY) memcpy(keys[ORDINARY + high_found++], key, sizeof key);
+  }
+  REQUIRE(high_found == HIGH);
+
+  uint64_t *positions = malloc(sizeof(uint64_t) * TOTAL * k);
+  REQUIRE(positions != NULL);
+  uint64_t highest = 0;
+  for (int i = 0; i < TOTAL; i++) {
+    size_t len = strlen(keys[i]);
+    CHECK_STATUS(bg_filter_add(f, keys[i], len), BG_OK);
+    bg_positions(bg_hash(keys[i], len, 0x5eed), m, (uint32_t)k, positions + (size_t)i * k);
+  }
+  long missing = 0;
+  for (int i = 0; i < TOTAL; i++) missing += bg_filter_contains(f, keys[i], strlen(keys[i])) != 1;
+  CHECK_EQ_U64(missing, 0);
+  qsort(positions, (size_t)(TOTAL * k), sizeof(uint64_t), compare_u64);
+  uint64_t distinct = 0, above = 0;
+  for (size_t i = 0; i < TOTAL * k; i++) {
+    if (i == 0 || positions[i] != positions[i - 1]) distinct++, above += positions[i] >= (1ull << 32);
+    if (positions[i] > highest) highest = positions[i];
+  }
+  CHECK(highest < m);
+  CHECK(above >= HIGH);
+  CHECK_EQ_U64(bits_set(f), distinct);
+  printf("2^32+ filter: m=%" PRIu64 ", %d keys, %" PRIu64 " distinct bits, %" PRIu64
+         " above 2^32, highest %" PRIu64 "\n", m, TOTAL, distinct, above, highest);
+
+  size_t size;
+  uint8_t *file = serialize_copy(f, &size);
+  if (!file) {
+    printf("note: skipped the 2^32-bit file round trip (no memory for a second copy)\n");
+  } else {
+    CHECK_EQ_U64(size, 128 + (m + 7) / 8);
+    const uint8_t *payload = file + 128;
+    uint64_t unset = 0;
+    for (size_t i = 0; i < TOTAL * k; i++) unset += !((payload[positions[i] >> 3] >> (positions[i] & 7)) & 1);
+    CHECK_EQ_U64(unset, 0);
+    bg_filter *g = NULL;
+    CHECK_STATUS(bg_filter_deserialize_owned(file, size, &g), BG_OK);
+    if (g) {
+      missing = 0;
+      for (int i = 0; i < TOTAL; i++) missing += bg_filter_contains(g, keys[i], strlen(keys[i])) != 1;
+      CHECK_EQ_U64(missing, 0);
+      bg_filter_free(g); /* frees file */
+    } else {
+      free(file);
+    }
+  }
+  free(positions);
+  bg_filter_free(f);
+}
+
+int main(void) {
+  test_seed_experiment();
+  test_add_contains_clear();
+  test_create_errors();
+  test_remove_and_seal();
+  test_merge();
+  test_sha1_encoding();
+  test_url_encoding();
+  test_metadata_and_identity();
+  test_beyond_2_to_32_bits();
+  return test_report("test_bloom");
+}
