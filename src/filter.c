@@ -10,8 +10,18 @@
 
 /* The kinds this build has, indexed by their header id. */
 extern const bg_kind_ops bg_kind_scalable;
+extern const bg_kind_ops bg_kind_blocked;
+extern const bg_kind_ops bg_kind_counting;
+extern const bg_kind_ops bg_kind_cuckoo;
+extern const bg_kind_ops bg_kind_fuse8;
+extern const bg_kind_ops bg_kind_fuse16;
 static const bg_kind_ops *const KINDS[] = {
     [BG_KIND_CLASSIC] = &bg_kind_classic,
+    [BG_KIND_BLOCKED] = &bg_kind_blocked,
+    [BG_KIND_FUSE8] = &bg_kind_fuse8,
+    [BG_KIND_FUSE16] = &bg_kind_fuse16,
+    [BG_KIND_COUNTING] = &bg_kind_counting,
+    [BG_KIND_CUCKOO] = &bg_kind_cuckoo,
     [BG_KIND_SCALABLE] = &bg_kind_scalable,
 };
 
@@ -110,8 +120,43 @@ bg_status bg_filter_remove_key(bg_filter *f, const void *key, size_t len) {
   return rc;
 }
 
+/*
+ * URL items stand for several keys: the SHA-256 of each Safe Browsing
+ * expression. Adding a URL lists its most specific expression (host, path and
+ * query; "evil.example" lists the whole host as "evil.example/"); a query asks
+ * for every expression of the URL, at most BG_URL_MAX_EXPRESSIONS.
+ */
+typedef struct {
+  uint8_t digests[BG_URL_MAX_EXPRESSIONS][32];
+  size_t count;
+} url_keys;
+
+static bg_status url_item_keys(const void *item, size_t len, int all, url_keys *keys) {
+  uint32_t offsets[BG_URL_MAX_EXPRESSIONS + 1];
+  size_t count = 0;
+  /* First call learns the size the expressions need; the second writes them. */
+  bg_status rc = bg_url_expressions((const char *)item, len, NULL, 0, offsets, &count);
+  if (rc != BG_OK && rc != BG_E_BUFFER) return rc;
+  size_t size = offsets[count] ? offsets[count] : 1;
+  char *text = (char *)malloc(size);
+  BG_RETURN_IF(!text, BG_E_NOMEM);
+  rc = bg_url_expressions((const char *)item, len, text, size, offsets, &count);
+  if (rc == BG_OK) {
+    keys->count = all ? count : (count ? 1 : 0);
+    for (size_t i = 0; i < keys->count; i++)
+      bg_sha256(text + offsets[i], offsets[i + 1] - offsets[i], keys->digests[i]);
+  }
+  free(text);
+  return rc;
+}
+
 bg_status bg_filter_add(bg_filter *f, const void *item, size_t len) {
   BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
+  if (f->key_encoding == BG_KEY_URL) {
+    url_keys keys;
+    bg_status rc = url_item_keys(item, len, 0, &keys);
+    return rc != BG_OK ? rc : bg_filter_add_key(f, keys.digests[0], 32);
+  }
   uint8_t scratch[32];
   const uint8_t *key;
   size_t key_len;
@@ -121,6 +166,16 @@ bg_status bg_filter_add(bg_filter *f, const void *item, size_t len) {
 
 int bg_filter_contains(const bg_filter *f, const void *item, size_t len) {
   BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
+  if (f->key_encoding == BG_KEY_URL) {
+    url_keys keys;
+    bg_status rc = url_item_keys(item, len, 1, &keys);
+    if (rc != BG_OK) return rc;
+    for (size_t i = 0; i < keys.count; i++) {
+      int answer = f->ops->contains(f->state, bg__hash(keys.digests[i], 32, f->seed));
+      if (answer != 0) return answer;
+    }
+    return 0;
+  }
   uint8_t scratch[32];
   const uint8_t *key;
   size_t key_len;
@@ -130,6 +185,11 @@ int bg_filter_contains(const bg_filter *f, const void *item, size_t len) {
 
 bg_status bg_filter_remove(bg_filter *f, const void *item, size_t len) {
   BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
+  if (f->key_encoding == BG_KEY_URL) {
+    url_keys keys;
+    bg_status rc = url_item_keys(item, len, 0, &keys);
+    return rc != BG_OK ? rc : bg_filter_remove_key(f, keys.digests[0], 32);
+  }
   uint8_t scratch[32];
   const uint8_t *key;
   size_t key_len;
@@ -161,6 +221,14 @@ static bg_status hash_group(const bg_filter *f, const uint8_t *items, const uint
 
 bg_status bg_filter_add_many(bg_filter *f, const uint8_t *items, const uint32_t *offsets, size_t count) {
   BG_RETURN_IF(!f || (count && (!items || !offsets)), BG_E_ARG);
+  if (f->key_encoding == BG_KEY_URL) {
+    for (size_t i = 0; i < count; i++) {
+      BG_RETURN_IF(offsets[i + 1] < offsets[i], BG_E_ARG);
+      bg_status rc = bg_filter_add(f, items + offsets[i], offsets[i + 1] - offsets[i]);
+      if (rc != BG_OK) return rc;
+    }
+    return BG_OK;
+  }
   bg_hash_pair group[BG_BATCH_GROUP];
   for (size_t i = 0; i < count; i += BG_BATCH_GROUP) {
     size_t n = count - i < BG_BATCH_GROUP ? count - i : BG_BATCH_GROUP;
@@ -178,6 +246,15 @@ bg_status bg_filter_add_many(bg_filter *f, const uint8_t *items, const uint32_t 
 bg_status bg_filter_contains_many(const bg_filter *f, const uint8_t *items, const uint32_t *offsets,
                                   size_t count, uint8_t *results) {
   BG_RETURN_IF(!f || (count && (!items || !offsets || !results)), BG_E_ARG);
+  if (f->key_encoding == BG_KEY_URL) {
+    for (size_t i = 0; i < count; i++) {
+      BG_RETURN_IF(offsets[i + 1] < offsets[i], BG_E_ARG);
+      int answer = bg_filter_contains(f, items + offsets[i], offsets[i + 1] - offsets[i]);
+      if (answer < 0) return (bg_status)answer;
+      results[i] = (uint8_t)answer;
+    }
+    return BG_OK;
+  }
   bg_hash_pair group[BG_BATCH_GROUP];
   for (size_t i = 0; i < count; i += BG_BATCH_GROUP) {
     size_t n = count - i < BG_BATCH_GROUP ? count - i : BG_BATCH_GROUP;

@@ -13,7 +13,7 @@ bg_status bg_encode_key(int key_encoding, const void *item, size_t len, uint8_t 
       *key = scratch;
       *key_len = 20;
       return BG_OK;
-    default: /* BG_KEY_URL needs canonicalization, which this build does not have yet. */
+    default: /* BG_KEY_URL items are several keys: filter.c expands them (url_item_keys). */
       return BG_E_KEY_ENCODING;
   }
 }
