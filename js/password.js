@@ -10,6 +10,7 @@
  * compared here, so only the 5-hex prefix ever leaves the client.
  */
 import { BloomgateError } from './errors.js';
+import { fetchLimitedText } from './http.js';
 import * as wasm from './wasm.js';
 
 /** A range reply is ~800-1,000 padded lines of 40 bytes; anything far larger is not one. */
@@ -82,66 +83,15 @@ function rangeRequestUrl(rangeUrl, prefix) {
 
 /** GET one range and parse it completely, or fail: never a half-parsed answer. */
 export async function fetchRange(rangeUrl, prefix, fetchImpl, signal, timeoutMs = 10000) {
-  if (typeof fetchImpl !== 'function') throw new TypeError('checkPassword: no fetch available; pass options.fetch');
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new BloomgateError('E_TIMEOUT', `range request timed out after ${timeoutMs} ms`)), timeoutMs);
-  const onAbort = () => controller.abort(signal.reason);
-  signal?.addEventListener('abort', onAbort, { once: true });
-  if (signal?.aborted) onAbort();
-  const url = rangeRequestUrl(rangeUrl, prefix);
-  try {
-    let response;
-    try {
-      response = await fetchImpl(url, { headers: { 'Add-Padding': 'true' }, signal: controller.signal });
-    } catch (error) {
-      if (signal?.aborted) throw signal.reason;
-      throw new BloomgateError('E_ESCALATION', `range request failed: ${error?.message ?? error}`, { cause: error });
-    }
-    if (!response.ok) throw new BloomgateError('E_ESCALATION', `range server answered HTTP ${response.status}`);
-    const type = response.headers.get('content-type');
-    if (type && !/^text\/plain\b/i.test(type)) {
-      throw new BloomgateError('E_ESCALATION', `range server answered content type '${type}', expected text/plain`);
-    }
-    const text = await readLimited(response, MAX_RANGE_REPLY_BYTES, signal);
-    return parseRange(text);
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-  }
-}
-
-async function readLimited(response, limit, signal) {
-  const declared = Number(response.headers.get('content-length'));
-  if (declared > limit) throw new BloomgateError('E_ESCALATION', `range reply of ${declared} bytes exceeds the ${limit}-byte limit`);
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks = [];
-  let total = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      total += value.byteLength;
-      if (total > limit) throw new BloomgateError('E_ESCALATION', `range reply exceeds the ${limit}-byte limit`);
-      chunks.push(value);
-    }
-  } catch (error) {
-    reader.cancel().catch(() => {});
-    if (signal?.aborted) throw signal.reason;
-    if (error instanceof BloomgateError) throw error;
-    throw new BloomgateError('E_ESCALATION', `range reply could not be read: ${error?.message ?? error}`, { cause: error });
-  }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw new BloomgateError('E_ESCALATION', 'range reply is not valid UTF-8 text');
-  }
+  const text = await fetchLimitedText(rangeRequestUrl(rangeUrl, prefix), {
+    fetch: fetchImpl,
+    signal,
+    timeoutMs,
+    limit: MAX_RANGE_REPLY_BYTES,
+    headers: { 'Add-Padding': 'true' },
+    what: 'range',
+  });
+  return parseRange(text);
 }
 
 /** `SUFFIX:COUNT` lines, CRLF or LF; count-0 rows are padding. Any other line rejects the reply. */

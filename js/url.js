@@ -1,0 +1,138 @@
+/**
+ * url.js — known-bad URL checks with k-anonymity.
+ *
+ * Canonicalization and expressions come from the C core (src/url.c), so the
+ * builder and the browser derive identical keys; the one step the core leaves
+ * to the platform is IDN -> punycode, done here with the WHATWG URL parser.
+ * A URL filter (key encoding `url`) holds SHA-256 of listed expressions. On
+ * "maybe", each candidate expression is escalated by its 4-byte hash prefix
+ * (`GET {hashesUrl}/{8 hex}`), the server returns the full hashes with that
+ * prefix, and the comparison happens here: the URL never leaves the client.
+ */
+import { BloomgateError } from './errors.js';
+import { fetchLimitedText } from './http.js';
+import * as wasm from './wasm.js';
+
+const MAX_HASHES_REPLY_BYTES = 1 << 20;
+const FULL_HASH = /^[0-9a-f]{64}$/;
+
+function requireReady() {
+  if (!wasm.isReady()) {
+    throw new BloomgateError('E_NOT_READY', 'the wasm module is not instantiated yet: await init() (or create or load a filter) first');
+  }
+}
+
+function hexOf(bytes) {
+  let hex = '';
+  for (const byte of bytes) hex += byte.toString(16).padStart(2, '0');
+  return hex;
+}
+
+/**
+ * Hosts with non-ASCII characters (raw or percent-encoded UTF-8) become
+ * punycode; everything else is left for the core, byte for byte.
+ */
+function punycodeHost(input) {
+  const schemeEnd = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(input)?.[0].length ?? (input.startsWith('//') ? 2 : 0);
+  const authorityEnd = input.slice(schemeEnd).search(/[/?#\\]/);
+  const authority = authorityEnd < 0 ? input.slice(schemeEnd) : input.slice(schemeEnd, schemeEnd + authorityEnd);
+  const hostStart = authority.lastIndexOf('@') + 1;
+  const portStart = authority.startsWith('[', hostStart) ? -1 : authority.indexOf(':', hostStart);
+  const host = authority.slice(hostStart, portStart < 0 ? undefined : portStart);
+  let decoded = host;
+  if (/%[89A-Fa-f][0-9A-Fa-f]/.test(host)) {
+    try {
+      decoded = decodeURIComponent(host);
+    } catch {
+      return input; // not UTF-8: the core escapes the bytes as they are
+    }
+  }
+  if (!/[^\x00-\x7f]/.test(decoded)) return input;
+  let ascii;
+  try {
+    ascii = new URL(`http://${decoded}/`).hostname;
+  } catch {
+    throw new BloomgateError('E_URL', `URL host '${host}' is not a valid internationalized domain name`);
+  }
+  const at = schemeEnd + hostStart;
+  return input.slice(0, at) + ascii + input.slice(at + host.length);
+}
+
+function requireUrlString(url, where) {
+  if (typeof url !== 'string') throw new TypeError(`${where}: url must be a string`);
+  return punycodeHost(url);
+}
+
+/** Safe Browsing canonical form of a URL (sync; the wasm module must be instantiated). */
+export function canonicalizeUrl(url) {
+  const input = requireUrlString(url, 'canonicalizeUrl');
+  requireReady();
+  return wasm.urlCanonicalize(input);
+}
+
+/** Host-suffix x path-prefix expressions of a URL, most specific first, at most 30 (sync). */
+export function urlExpressions(url) {
+  const input = requireUrlString(url, 'urlExpressions');
+  requireReady();
+  return wasm.urlExpressions(input);
+}
+
+function keyEncodingOf(filter) {
+  return typeof filter.keyEncoding === 'string' ? filter.keyEncoding : filter.stats().keyEncoding;
+}
+
+/**
+ * @param {string} url
+ * @param {{ filter: import('./filter.js').BloomFilter, hashesUrl?: string | URL,
+ *           fetch?: typeof fetch, signal?: AbortSignal, timeoutMs?: number }} options
+ * @returns {Promise<{ listed: boolean, expression: string | null, escalated: boolean, confirmed: boolean }>}
+ */
+export async function checkUrl(url, options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('checkUrl: options must be an object');
+  const { filter, hashesUrl, signal, timeoutMs = 10000 } = options;
+  if (!filter || typeof filter.mightContainKey !== 'function') throw new TypeError('checkUrl needs a filter with key encoding url');
+  if (keyEncodingOf(filter) !== 'url') {
+    throw new BloomgateError('E_KEY_ENCODING', `URL filters use key encoding 'url'; this filter uses '${keyEncodingOf(filter)}'`);
+  }
+  const input = requireUrlString(url, 'checkUrl');
+  await wasm.ready();
+  const candidates = [];
+  for (const expression of wasm.urlExpressions(input)) {
+    const digest = wasm.sha256(expression);
+    if (filter.mightContainKey(digest)) candidates.push({ expression, hex: hexOf(digest) });
+  }
+  if (candidates.length === 0) return { listed: false, expression: null, escalated: false, confirmed: true };
+  if (hashesUrl === undefined) return { listed: true, expression: candidates[0].expression, escalated: false, confirmed: false };
+
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const replies = new Map(); // one request per distinct 4-byte prefix
+  for (const { expression, hex } of candidates) {
+    const prefix = hex.slice(0, 8);
+    if (!replies.has(prefix)) replies.set(prefix, await fetchFullHashes(hashesUrl, prefix, fetchImpl, signal, timeoutMs));
+    if (replies.get(prefix).has(hex)) return { listed: true, expression, escalated: true, confirmed: true };
+  }
+  return { listed: false, expression: null, escalated: true, confirmed: true };
+}
+
+async function fetchFullHashes(hashesUrl, prefix, fetchImpl, signal, timeoutMs) {
+  const base = String(hashesUrl);
+  const reply = await fetchLimitedText(`${base.endsWith('/') ? base.slice(0, -1) : base}/${prefix}`, {
+    fetch: fetchImpl,
+    signal,
+    timeoutMs,
+    limit: MAX_HASHES_REPLY_BYTES,
+    notFoundIsEmpty: true, // static hosting answers prefixes without hashes with 404
+    what: 'hashes',
+  });
+  const hashes = new Set();
+  const lines = reply.split(/\r?\n/);
+  if (lines[lines.length - 1] === '') lines.pop();
+  lines.forEach((line, i) => {
+    const hash = line.toLowerCase();
+    if (!FULL_HASH.test(hash) || !hash.startsWith(prefix)) {
+      throw new BloomgateError('E_ESCALATION', `malformed hashes reply at line ${i + 1}`);
+    }
+    hashes.add(hash);
+  });
+  return hashes;
+}
