@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
+import { readFileSync } from 'node:fs';
 
 import { BloomFilter, BloomgateError, loadFilter } from '../../js/index.js';
 import { heapSize } from '../../js/wasm.js';
@@ -73,6 +74,10 @@ function route(req, res) {
       res.end(packed);
       return;
     }
+    case '/wasm':
+      res.writeHead(200, { 'content-type': 'application/wasm' });
+      res.end(readFileSync(new URL('../../wasm/bloomgate.wasm', import.meta.url)));
+      return;
     case '/404':
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('not found');
@@ -402,5 +407,50 @@ describe('argument validation', () => {
     await assert.rejects(loadFilter(fileBytes, { onProgress: 'no' }), TypeError);
     await assert.rejects(loadFilter(fileBytes, { signal: {} }), TypeError);
     await assert.rejects(loadFilter('http://x.example/', { fetch: 'no' }), TypeError);
+  });
+});
+
+describe('init: the module from any source (fresh process each, since init is once per process)', () => {
+  const index = new URL('../../js/index.js', import.meta.url).href;
+  const wasmUrl = new URL('../../wasm/bloomgate.wasm', import.meta.url);
+
+  async function runWith(sourceExpression) {
+    const { execFile } = await import('node:child_process');
+    const script = `
+      import { readFileSync } from 'node:fs';
+      import { init, BloomFilter } from ${JSON.stringify(index)};
+      const wasmUrl = new URL(${JSON.stringify(wasmUrl.href)});
+      const bytes = readFileSync(wasmUrl);
+      let first = 'none';
+      try { await init(42); } catch (error) { first = error.name; }
+      await init(${sourceExpression});
+      const filter = await BloomFilter.create({ capacity: 10, errorRate: 0.01 });
+      filter.add('x');
+      console.log(JSON.stringify({ first, x: filter.mightContain('x'), y: filter.mightContain('y') }));`;
+    return new Promise((resolve, reject) => {
+      execFile(process.execPath, ['--input-type=module', '-e', script], (error, stdout, stderr) => {
+        if (error) reject(new Error(`${sourceExpression}: ${stderr || error.message}`));
+        else resolve(JSON.parse(stdout));
+      });
+    });
+  }
+
+  test('Module, bytes, ArrayBuffer, Response (streaming or not), file URL, http URL, default', async () => {
+    const sources = [
+      'new WebAssembly.Module(bytes)',
+      'new Uint8Array(bytes)',
+      'bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length)',
+      "new Response(bytes, { headers: { 'content-type': 'application/wasm' } })",
+      'new Response(bytes)',
+      'wasmUrl',
+      'wasmUrl.href',
+      `${JSON.stringify(`${base}/wasm`)}`,
+      'undefined',
+      'Promise.resolve(bytes)',
+    ];
+    for (const source of sources) {
+      const result = await runWith(source);
+      assert.deepEqual(result, { first: 'TypeError', x: true, y: false }, source);
+    }
   });
 });
