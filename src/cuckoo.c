@@ -1,0 +1,420 @@
+/*
+ * cuckoo.c — the cuckoo filter (Fan, Andersen, Kaminsky, Mitzenmacher 2014):
+ * a table of B buckets of 4 slots holding f-bit fingerprints. A key may live
+ * in one of two buckets; a full pair of buckets makes room by relocating
+ * ("kicking") fingerprints to their other bucket, which is computed from the
+ * bucket and the fingerprint alone (partial-key cuckoo hashing), so items
+ * can be removed without the keys.
+ *
+ * Choices (docs/kinds/cuckoo.md has the reasons and the payload layout):
+ *  - f = the smallest width in 4..32 with 2*4 / 2^f <= p: a query compares
+ *    against at most 8 stored fingerprints, each matching with probability
+ *    about 2^-f. Rates below 8 / 2^32 cannot be met and are refused.
+ *  - B = ceil(5n / 19): the load at capacity is n / 4B <= 95%. B is not a
+ *    power of two, so the other bucket is j = (H(fp) - i) mod B, which is an
+ *    involution for any B (applied twice it gives i back), where the usual
+ *    i XOR H(fp) would need B a power of two and could waste half the table.
+ *  - fingerprint value 0 marks an empty slot; fingerprints are
+ *    1 + reduce(h2, 2^f - 1), uniform over 1 .. 2^f - 1.
+ *  - at most 500 relocations per insert, victims chosen by a generator
+ *    seeded from the key's own hash (deterministic, no stored state); an
+ *    insert that cannot be placed undoes its relocations and returns
+ *    BG_E_FULL with the table exactly as before.
+ *  - slots are packed at exactly f bits (slot s at table bits [s*f, s*f+f)).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "hash_inline.h"
+#include "kind.h"
+
+#define SLOTS 4u           /* fingerprints per bucket */
+#ifndef MAX_KICKS
+#define MAX_KICKS 2000u /* relocations one insert may make before it gives up */
+#endif
+#define PREAMBLE 16u       /* payload bytes before the table: bucket count, f, slots */
+#define MIN_BITS 4u
+#define MAX_BITS 32u
+
+typedef struct {
+  uint8_t *table;       /* table_bytes bytes of packed fingerprints */
+  void *owned;          /* table's allocation when the state owns it; NULL when it lies in a file buffer */
+  uint64_t buckets;     /* B */
+  uint64_t table_bytes; /* ceil(4 * B * f / 8) */
+  uint64_t occupied;    /* non-empty slots */
+  uint32_t bits;        /* f */
+  uint32_t fp_range;    /* 2^f - 1: fingerprints are 1 .. fp_range */
+} cuckoo;
+
+/* ---- sizing ------------------------------------------------------------- */
+
+/* The smallest f with 8 / 2^f <= p, i.e. p * 2^f >= 8. ldexp is exact, so native and wasm agree. */
+static bg_status fingerprint_bits_for(double error_rate, uint32_t *bits) {
+  uint32_t f = MIN_BITS;
+  while (f <= MAX_BITS && ldexp(error_rate, (int)f) < 2.0 * SLOTS) f++;
+  BG_RETURN_IF(f > MAX_BITS, BG_E_RANGE);
+  *bits = f;
+  return BG_OK;
+}
+
+/* ceil(n / (4 * 0.95)) = ceil(5n / 19), in integers (n <= 2^53, so 5n cannot overflow). */
+static uint64_t buckets_for(uint64_t capacity) { return (5 * capacity + 18) / 19; }
+
+static uint64_t table_bytes_for(uint64_t buckets, uint32_t bits) {
+  return (buckets * SLOTS * bits + 7) / 8;
+}
+
+/* ---- packed slots ---------------------------------------------------------- */
+
+static inline uint64_t load_le64(const uint8_t *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+#else
+  return bg__get_u64(p);
+#endif
+}
+
+static inline void store_le64(uint8_t *p, uint64_t v) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  memcpy(p, &v, 8);
+#else
+  bg__put_u64(p, v);
+#endif
+}
+
+/*
+ * The 64 table bits starting at byte `byte`; past the end of the table they
+ * read as zero. The table may lie at the very end of a file buffer (in-place
+ * load), so the last bytes are read one at a time instead of over-reading.
+ */
+static inline uint64_t window_at(const cuckoo *c, uint64_t byte) {
+  if (byte + 8 <= c->table_bytes) return load_le64(c->table + byte);
+  uint64_t w = 0;
+  for (uint64_t i = 0; i < 8 && byte + i < c->table_bytes; i++) w |= (uint64_t)c->table[byte + i] << (8 * i);
+  return w;
+}
+
+static inline uint32_t slot_get(const cuckoo *c, uint64_t bucket, unsigned slot) {
+  uint64_t bit = (bucket * SLOTS + slot) * c->bits;
+  return (uint32_t)((window_at(c, bit >> 3) >> (bit & 7)) & c->fp_range);
+}
+
+static inline void slot_set(cuckoo *c, uint64_t bucket, unsigned slot, uint32_t value) {
+  uint64_t bit = (bucket * SLOTS + slot) * c->bits, byte = bit >> 3;
+  unsigned shift = (unsigned)(bit & 7);
+  uint64_t mask = (uint64_t)c->fp_range << shift;
+  if (byte + 8 <= c->table_bytes) {
+    uint64_t w = load_le64(c->table + byte);
+    store_le64(c->table + byte, (w & ~mask) | ((uint64_t)value << shift));
+    return;
+  }
+  /* shift + f <= 39 bits: the slot lies in the bytes that exist. */
+  for (uint64_t i = 0; byte + i < c->table_bytes && i < 8; i++) {
+    uint8_t m8 = (uint8_t)(mask >> (8 * i)), v8 = (uint8_t)(((uint64_t)value << shift) >> (8 * i));
+    c->table[byte + i] = (uint8_t)((c->table[byte + i] & ~m8) | v8);
+  }
+}
+
+/* ---- hashing ------------------------------------------------------------- */
+
+static inline uint32_t fingerprint_of(const cuckoo *c, bg_hash_pair h) {
+  return 1u + (uint32_t)bg__reduce(h.h2, c->fp_range);
+}
+
+static inline uint64_t first_bucket(const cuckoo *c, bg_hash_pair h) { return bg__reduce(h.h1, c->buckets); }
+
+/* The other bucket of fingerprint fp in bucket i: (H(fp) - i) mod B. */
+static inline uint64_t other_bucket(const cuckoo *c, uint64_t i, uint32_t fp) {
+  uint64_t x = (uint64_t)fp * 0x9E3779B97F4A7C15ull;
+  x ^= x >> 29;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 32;
+  uint64_t target = bg__reduce(x, c->buckets);
+  return target >= i ? target - i : target + c->buckets - i;
+}
+
+/* ---- buckets --------------------------------------------------------------- */
+
+/*
+ * Whether a bucket holds fp. Up to f = 16 a bucket's 4f bits (after a shift
+ * of 0 or 4) fit one 64-bit word: xor with fp in every field, then the
+ * zero-field test finds a match in all four fields at once, without branches.
+ */
+static inline int bucket_has(const cuckoo *c, uint64_t bucket, uint32_t fp) {
+  uint32_t f = c->bits;
+  if (f <= 16) {
+    uint64_t bit = bucket * SLOTS * f;
+    uint64_t word = window_at(c, bit >> 3) >> (bit & 7);
+    uint64_t ones = 1 | (1ull << f) | (1ull << (2 * f)) | (1ull << (3 * f)); /* one 1 per field */
+    uint64_t all = f == 16 ? ~0ull : (1ull << (4 * f)) - 1;
+    uint64_t x = (word & all) ^ (ones * fp);
+    return ((x - ones) & ~x & (ones << (f - 1))) != 0;
+  }
+  for (unsigned s = 0; s < SLOTS; s++)
+    if (slot_get(c, bucket, s) == fp) return 1;
+  return 0;
+}
+
+/* Put fp in the first empty slot of bucket; 0 when the bucket is full. */
+static inline int bucket_put(cuckoo *c, uint64_t bucket, uint32_t fp) {
+  for (unsigned s = 0; s < SLOTS; s++) {
+    if (slot_get(c, bucket, s) == 0) {
+      slot_set(c, bucket, s, fp);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Empty the first slot of bucket holding fp; 0 when there is none. */
+static inline int bucket_take(cuckoo *c, uint64_t bucket, uint32_t fp) {
+  for (unsigned s = 0; s < SLOTS; s++) {
+    if (slot_get(c, bucket, s) == fp) {
+      slot_set(c, bucket, s, 0);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* ---- the kind -------------------------------------------------------------- */
+
+static bg_status cuckoo_alloc(uint64_t buckets, uint32_t bits, cuckoo **out) {
+  uint64_t bytes = table_bytes_for(buckets, bits);
+  BG_RETURN_IF(bytes > SIZE_MAX, BG_E_TOO_LARGE);
+  cuckoo *c = (cuckoo *)calloc(1, sizeof *c);
+  BG_RETURN_IF(!c, BG_E_NOMEM);
+  c->owned = calloc(1, (size_t)bytes);
+  if (!c->owned) {
+    free(c);
+    return BG_E_NOMEM;
+  }
+  c->table = (uint8_t *)c->owned;
+  c->buckets = buckets;
+  c->table_bytes = bytes;
+  c->bits = bits;
+  c->fp_range = (uint32_t)((1ull << bits) - 1);
+  *out = c;
+  return BG_OK;
+}
+
+static bg_status cuckoo_create(const bg_kind_params *params, void **state) {
+  uint32_t bits;
+  bg_status rc = fingerprint_bits_for(params->error_rate, &bits);
+  if (rc != BG_OK) return rc;
+  uint64_t buckets = buckets_for(params->capacity);
+  /* buckets <= 2^51 and bits <= 32: the product fits 64 bits. */
+  BG_RETURN_IF(buckets * SLOTS * bits > BG_MAX_BITS, BG_E_TOO_LARGE);
+  cuckoo *c = NULL;
+  rc = cuckoo_alloc(buckets, bits, &c);
+  if (rc == BG_OK) *state = c;
+  return rc;
+}
+
+static void cuckoo_destroy(void *state) {
+  cuckoo *c = (cuckoo *)state;
+  if (!c) return;
+  free(c->owned);
+  free(c);
+}
+
+static void cuckoo_clear(void *state) {
+  cuckoo *c = (cuckoo *)state;
+  memset(c->table, 0, (size_t)c->table_bytes);
+  c->occupied = 0;
+}
+
+/* splitmix64: the victim generator, seeded by the key's hash. */
+static inline uint64_t next_random(uint64_t *s) {
+  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static bg_status cuckoo_add(void *state, bg_hash_pair h) {
+  cuckoo *c = (cuckoo *)state;
+  uint32_t fp = fingerprint_of(c, h);
+  uint64_t i1 = first_bucket(c, h), i2 = other_bucket(c, i1, fp);
+  if (bucket_put(c, i1, fp) || bucket_put(c, i2, fp)) {
+    c->occupied++;
+    return BG_OK;
+  }
+
+  /*
+   * Both buckets are full: swap the fingerprint in hand with one in a bucket,
+   * carry the displaced one to its other bucket, and so on. Each kick is a
+   * swap, so a failed insert undoes them by making the same swaps in reverse
+   * order; the buckets retrace themselves (the other bucket of the other
+   * bucket is the first), so only the slot of each kick is logged.
+   */
+  uint8_t slots[MAX_KICKS];
+  uint64_t random = h.h1 ^ (h.h2 << 1 | h.h2 >> 63);
+  uint64_t bucket = (next_random(&random) & 1) ? i2 : i1;
+  uint32_t carried = fp;
+  for (unsigned kick = 0; kick < MAX_KICKS; kick++) {
+    unsigned slot = (unsigned)(next_random(&random) >> 62);
+    uint32_t old = slot_get(c, bucket, slot);
+    slot_set(c, bucket, slot, carried);
+    slots[kick] = (uint8_t)slot;
+    carried = old;
+    bucket = other_bucket(c, bucket, carried);
+    if (bucket_put(c, bucket, carried)) {
+      c->occupied++;
+      return BG_OK;
+    }
+  }
+  for (unsigned kick = MAX_KICKS; kick-- > 0;) {
+    bucket = other_bucket(c, bucket, carried); /* the bucket of this kick */
+    uint32_t placed = slot_get(c, bucket, slots[kick]);
+    slot_set(c, bucket, slots[kick], carried);
+    carried = placed;
+  }
+  return BG_E_FULL;
+}
+
+static int cuckoo_contains(const void *state, bg_hash_pair h) {
+  const cuckoo *c = (const cuckoo *)state;
+  uint32_t fp = fingerprint_of(c, h);
+  uint64_t i1 = first_bucket(c, h);
+  if (bucket_has(c, i1, fp)) return 1;
+  return bucket_has(c, other_bucket(c, i1, fp), fp);
+}
+
+static bg_status cuckoo_contains_many(const void *state, const bg_hash_pair *hashes, size_t count,
+                                      uint8_t *results) {
+#if defined(__GNUC__) && !defined(__wasm__)
+  /* Ask for both buckets of every key before testing any: the misses overlap. */
+  const cuckoo *c = (const cuckoo *)state;
+  uint64_t bucket_bits = (uint64_t)SLOTS * c->bits;
+  for (size_t i = 0; i < count; i++) {
+    uint32_t fp = fingerprint_of(c, hashes[i]);
+    uint64_t i1 = first_bucket(c, hashes[i]), i2 = other_bucket(c, i1, fp);
+    __builtin_prefetch(c->table + ((i1 * bucket_bits) >> 3));
+    __builtin_prefetch(c->table + ((i2 * bucket_bits) >> 3));
+  }
+#endif
+  for (size_t i = 0; i < count; i++) results[i] = (uint8_t)cuckoo_contains(state, hashes[i]);
+  return BG_OK;
+}
+
+static bg_status cuckoo_remove(void *state, bg_hash_pair h) {
+  cuckoo *c = (cuckoo *)state;
+  uint32_t fp = fingerprint_of(c, h);
+  uint64_t i1 = first_bucket(c, h);
+  if (bucket_take(c, i1, fp) || bucket_take(c, other_bucket(c, i1, fp), fp)) {
+    c->occupied--;
+    return BG_OK;
+  }
+  return BG_E_NOT_FOUND;
+}
+
+/*
+ * What queries see: a non-member compares its fingerprint with the occupied
+ * slots of its two buckets (8 * load of them on average), each equal with
+ * probability 1 / (2^f - 1).
+ */
+static double false_positive_rate(const cuckoo *c, double load) {
+  if (load > 1.0) load = 1.0;
+  return -expm1(2.0 * SLOTS * load * log1p(-1.0 / (double)c->fp_range));
+}
+
+static void cuckoo_describe(const void *state, uint64_t count, bg_kind_info *info) {
+  const cuckoo *c = (const cuckoo *)state;
+  double slots = (double)c->buckets * SLOTS;
+  info->m = c->buckets * SLOTS * c->bits;
+  info->k = 2;
+  info->bits_set = c->occupied;
+  info->fill_ratio = (double)c->occupied / slots;
+  info->estimated_items = (double)c->occupied;
+  info->estimated_error_rate = false_positive_rate(c, info->fill_ratio);
+  info->theoretical_error_rate = false_positive_rate(c, (double)count / slots);
+}
+
+/* ---- the payload ----------------------------------------------------------- */
+
+static uint64_t cuckoo_payload_size(const void *state) {
+  return PREAMBLE + ((const cuckoo *)state)->table_bytes;
+}
+
+static void write_preamble(uint64_t buckets, uint32_t bits, uint8_t *dst) {
+  memset(dst, 0, PREAMBLE);
+  bg__put_u64(dst, buckets);
+  dst[8] = (uint8_t)bits;
+  dst[9] = (uint8_t)SLOTS;
+}
+
+static void cuckoo_write_payload(const void *state, uint8_t *dst) {
+  const cuckoo *c = (const cuckoo *)state;
+  write_preamble(c->buckets, c->bits, dst);
+  /* A filter loaded in place and serialized into its own buffer already has its table there. */
+  if (dst + PREAMBLE != c->table) memcpy(dst + PREAMBLE, c->table, (size_t)c->table_bytes);
+}
+
+static bg_status cuckoo_validate(const bg_header *h, const uint8_t *payload) {
+  BG_RETURN_IF(h->k != 2, BG_E_HEADER);
+  BG_RETURN_IF(h->m < 1 || h->m > BG_MAX_BITS, BG_E_HEADER);
+  BG_RETURN_IF(h->capacity < 1 || h->capacity > BG_MAX_CAPACITY, BG_E_HEADER);
+  BG_RETURN_IF(!(h->error_rate > 0.0 && h->error_rate < 1.0), BG_E_HEADER);
+  uint32_t bits;
+  BG_RETURN_IF(fingerprint_bits_for(h->error_rate, &bits) != BG_OK, BG_E_HEADER);
+  uint64_t buckets = buckets_for(h->capacity);
+  BG_RETURN_IF(h->m != buckets * SLOTS * bits, BG_E_HEADER);
+
+  BG_RETURN_IF(h->payload_length != PREAMBLE + table_bytes_for(buckets, bits), BG_E_PAYLOAD);
+  uint8_t expected[PREAMBLE];
+  write_preamble(buckets, bits, expected);
+  BG_RETURN_IF(memcmp(payload, expected, PREAMBLE) != 0, BG_E_PAYLOAD);
+  /* Bits past the last slot are never written; a file with them set was not written by us. */
+  unsigned used_in_last = (unsigned)(h->m & 7);
+  if (used_in_last) BG_RETURN_IF(payload[h->payload_length - 1] >> used_in_last, BG_E_PAYLOAD);
+  return BG_OK;
+}
+
+static uint64_t count_occupied(const cuckoo *c) {
+  uint64_t total = 0;
+  for (uint64_t b = 0; b < c->buckets; b++)
+    for (unsigned s = 0; s < SLOTS; s++) total += slot_get(c, b, s) != 0;
+  return total;
+}
+
+static bg_status cuckoo_load(const bg_header *h, uint8_t *payload, int in_place, void **state) {
+  uint32_t bits = payload[8];
+  uint64_t buckets = bg__get_u64(payload);
+  cuckoo *c = NULL;
+  if (!in_place) {
+    bg_status rc = cuckoo_alloc(buckets, bits, &c);
+    if (rc != BG_OK) return rc;
+    memcpy(c->table, payload + PREAMBLE, (size_t)c->table_bytes);
+  } else {
+    c = (cuckoo *)calloc(1, sizeof *c);
+    BG_RETURN_IF(!c, BG_E_NOMEM);
+    c->table = payload + PREAMBLE;
+    c->buckets = buckets;
+    c->table_bytes = h->payload_length - PREAMBLE;
+    c->bits = bits;
+    c->fp_range = (uint32_t)((1ull << bits) - 1);
+  }
+  c->occupied = count_occupied(c);
+  *state = c;
+  return BG_OK;
+}
+
+const bg_kind_ops bg_kind_cuckoo = {
+    .kind = BG_KIND_CUCKOO,
+    .name = "cuckoo",
+    .create = cuckoo_create,
+    .destroy = cuckoo_destroy,
+    .clear = cuckoo_clear,
+    .add = cuckoo_add,
+    .contains = cuckoo_contains,
+    .contains_many = cuckoo_contains_many,
+    .remove = cuckoo_remove,
+    .describe = cuckoo_describe,
+    .payload_size = cuckoo_payload_size,
+    .write_payload = cuckoo_write_payload,
+    .validate = cuckoo_validate,
+    .load = cuckoo_load,
+};
