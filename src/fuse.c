@@ -1,0 +1,677 @@
+/*
+ * fuse.c — binary fuse filters (Graf & Lemire, "Binary Fuse Filters: Fast and
+ * Smaller Than Xor Filters", 2022) with 8- and 16-bit fingerprints: the two
+ * kinds fuse8 and fuse16, one implementation parameterised by the width.
+ *
+ * A static filter: add() only collects each key's h1 (the low half of its
+ * XXH3-128); seal() deduplicates them, then builds an array of A fingerprint
+ * cells such that for every key x the XOR of its three cells equals its
+ * fingerprint. A query recomputes the three cells and compares; a non-member
+ * matches with probability 2^-bits (the kind's natural error rate).
+ *
+ * Geometry (arity 3). The A cells form segment_count + 2 segments of L cells
+ * (L a power of two). A key's mixed hash x picks a first cell p0 in the first
+ * segment_count segments, and two more in the next two segments at offsets
+ * taken from other bits of x:
+ *   p0 = ((x >> 32) * (segment_count * L)) >> 32
+ *   p1 = (p0 + L)  ^ ((x >> 18) & (L - 1))
+ *   p2 = (p0 + 2L) ^ (x & (L - 1))
+ *   fingerprint = low bits of (x ^ (x >> 32))
+ * with x = mix(h1 ^ fuse_seed), mix the SplitMix64 finalizer (a bijection, so
+ * distinct h1 stay distinct). The paper gives L = 2^floor(ln n / ln 3.33 + 2.25)
+ * (at most 2^18) and A ~ n * max(1.125, 0.875 + 0.25 ln(10^6) / ln n).
+ *
+ * Building (seal) is peeling: every cell counts the keys that touch it and
+ * XORs their hashes; a cell touched by exactly one key names that key, which
+ * is removed from its other two cells, and so on. Keys are then assigned in
+ * reverse peeling order, each to the cell it was peeled from. Peeling fails
+ * with small probability; the build then retries with the next internal seed,
+ * derived from the filter's seed and the attempt number, so the same keys and
+ * seed always give the same bytes whatever the insertion order (the cell
+ * arrays, and hence the peeling order, do not depend on the key order).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "hash_inline.h"
+#include "kind.h"
+
+#define FUSE_HEADER_BYTES 32u
+#define FUSE_MAX_SEGMENT_LENGTH ((uint32_t)1 << 18)
+#define FUSE_MIN_SEGMENT_LENGTH 4u
+/* Keeps A, and every cell index, below 2^32: 3.8e9 * 1.125 + 3 * 2^18 < 2^32. */
+#define FUSE_MAX_KEYS UINT64_C(3800000000)
+/* Each attempt fails with small probability (well under 1/2 at any n), so this bound is never met in practice. */
+#define FUSE_MAX_ATTEMPTS 100u
+/* Reserve at most this many hashes up front however large the capacity hint (2^24 * 8 B = 128 MiB). */
+#define FUSE_MAX_RESERVE ((size_t)1 << 24)
+
+typedef struct {
+  unsigned width; /* fingerprint bytes: 1 (fuse8) or 2 (fuse16) */
+  int sealed;
+
+  /* Collecting (before seal): every added key's h1, duplicates included. */
+  uint64_t *hashes;
+  size_t hash_count, hash_capacity;
+  uint64_t capacity_hint;
+
+  /* Built (after seal or load). */
+  uint64_t key_count, fuse_seed;
+  uint32_t segment_length, segment_count, array_length;
+  uint8_t *cells; /* array_length * width bytes, little-endian */
+  void *owned;    /* cells' allocation, or NULL when they lie in a file buffer */
+} fuse;
+
+/* ---- hashing --------------------------------------------------------------- */
+
+/* SplitMix64's finalizer: a bijection on 64-bit words with full avalanche. */
+static inline uint64_t fuse_mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= UINT64_C(0xbf58476d1ce4e5b9);
+  x ^= x >> 27;
+  x *= UINT64_C(0x94d049bb133111eb);
+  x ^= x >> 31;
+  return x;
+}
+
+/* The internal seed of build attempt `attempt` (0, 1, ...) for a filter seed. */
+static uint64_t fuse_attempt_seed(uint64_t seed, uint32_t attempt) {
+  return fuse_mix(seed + UINT64_C(0x9e3779b97f4a7c15) * ((uint64_t)attempt + 1));
+}
+
+static inline uint32_t fuse_fingerprint(uint64_t x) { return (uint32_t)(x ^ (x >> 32)); }
+
+/* The three cells of mixed hash x. */
+static inline void fuse_cells(uint64_t x, uint32_t segment_length, uint32_t segment_count,
+                              uint32_t out[3]) {
+  uint32_t mask = segment_length - 1;
+  uint32_t p0 = (uint32_t)(((x >> 32) * ((uint64_t)segment_count * segment_length)) >> 32);
+  out[0] = p0;
+  out[1] = (p0 + segment_length) ^ ((uint32_t)(x >> 18) & mask);
+  out[2] = (p0 + 2 * segment_length) ^ ((uint32_t)x & mask);
+}
+
+static inline uint32_t cell_get(const uint8_t *cells, uint32_t i, unsigned width) {
+  if (width == 1) return cells[i];
+  return (uint32_t)cells[2 * (size_t)i] | ((uint32_t)cells[2 * (size_t)i + 1] << 8);
+}
+
+static inline void cell_put(uint8_t *cells, uint32_t i, unsigned width, uint32_t v) {
+  if (width == 1) {
+    cells[i] = (uint8_t)v;
+  } else {
+    cells[2 * (size_t)i] = (uint8_t)v;
+    cells[2 * (size_t)i + 1] = (uint8_t)(v >> 8);
+  }
+}
+
+/* ---- geometry -------------------------------------------------------------- */
+
+/*
+ * floor(ln n / ln 3.33 + 2.25) >= e  <=>  n >= 3.33^(e - 2.25): the smallest n
+ * for each segment-length exponent e = 3..18, so the segment length is an
+ * integer function of n, the same on every host.
+ */
+static const uint32_t SEGMENT_EXPONENT_START[] = {
+    3,       9,        28,       92,       304,      1010,     3362,      11193,
+    37273,   124118,   413310,   1376322,  4583150,  15261887, 50822082,  169237530,
+};
+
+static uint32_t fuse_segment_length(uint64_t n) {
+  uint32_t exponent = 2;
+  for (size_t i = 0; i < sizeof SEGMENT_EXPONENT_START / sizeof SEGMENT_EXPONENT_START[0]; i++)
+    if (n >= SEGMENT_EXPONENT_START[i]) exponent = (uint32_t)(3 + i);
+  return (uint32_t)1 << exponent; /* at most 2^18 */
+}
+
+/*
+ * Cells wanted for n keys: n * max(1.125, 0.875 + 0.25 ln(10^6) / ln n). The
+ * second term is below 1.125 exactly when n > 10^6, so large filters use the
+ * exact integer 9n/8; only n <= 10^6 goes through floating point (the one
+ * place a float decides bytes; a last-bit difference in log() between hosts
+ * would change the size only if n * factor fell within 1e-16 of a rounding
+ * boundary). n = 1 uses the factor of n = 2 (ln 1 = 0).
+ */
+static uint64_t fuse_cells_wanted(uint64_t n) {
+  if (n > 1000000) return (9 * n + 4) / 8;
+  double ln_n = log((double)(n < 2 ? 2 : n));
+  double factor = 0.875 + 0.25 * log(1e6) / ln_n;
+  return (uint64_t)((double)n * factor + 0.5);
+}
+
+/*
+ * The whole geometry for n distinct keys: whole segments covering the cells
+ * wanted, rounded up as in the paper. Rounding up adds up to L cells. From
+ * n = 10^6 on, where 9n/8 cells are wanted, the segment length is halved
+ * while that rounding would push A past 1.13n (it stops at L <= 4096 at the
+ * latest), so large filters stay within 1.13 * bits per key. A shorter segment
+ * costs a higher chance that one attempt fails (about 1 in 5 at n = 10^6 with
+ * L = 4096 instead of 8192; measured in docs/kinds/fuse.md), which the retries absorb.
+ */
+static void fuse_geometry(uint64_t n, uint32_t *segment_length, uint32_t *segment_count,
+                          uint32_t *array_length) {
+  if (n == 0) {
+    *segment_length = *segment_count = *array_length = 0;
+    return;
+  }
+  uint64_t wanted = fuse_cells_wanted(n);
+  uint32_t length = fuse_segment_length(n), count;
+  for (;;) {
+    uint64_t total = (wanted + length - 1) / length;
+    count = total < 3 ? 1 : (uint32_t)(total - 2);
+    uint64_t cells = ((uint64_t)count + 2) * length;
+    if (n >= 1000000 && 100 * cells > 113 * n) {
+      length /= 2;
+      continue;
+    }
+    break;
+  }
+  *segment_length = length;
+  *segment_count = count;
+  *array_length = (count + 2) * length;
+}
+
+/* ---- create / destroy / clear --------------------------------------------- */
+
+static bg_status fuse_create(unsigned width, const bg_kind_params *params, void **state) {
+  /* The natural rate 2^-bits is fixed: a caller asking for less than it cannot be served. */
+  double natural = width == 1 ? 1.0 / 256.0 : 1.0 / 65536.0;
+  BG_RETURN_IF(params->error_rate < natural, BG_E_RANGE);
+  fuse *f = (fuse *)calloc(1, sizeof *f);
+  BG_RETURN_IF(!f, BG_E_NOMEM);
+  f->width = width;
+  f->capacity_hint = params->capacity;
+  *state = f;
+  return BG_OK;
+}
+
+static bg_status fuse8_create(const bg_kind_params *params, void **state) {
+  return fuse_create(1, params, state);
+}
+static bg_status fuse16_create(const bg_kind_params *params, void **state) {
+  return fuse_create(2, params, state);
+}
+
+static void fuse_drop_built(fuse *f) {
+  free(f->owned);
+  f->owned = NULL;
+  f->cells = NULL;
+  f->key_count = f->fuse_seed = 0;
+  f->segment_length = f->segment_count = f->array_length = 0;
+  f->sealed = 0;
+}
+
+static void fuse_destroy(void *state) {
+  fuse *f = (fuse *)state;
+  if (!f) return;
+  free(f->hashes);
+  free(f->owned);
+  free(f);
+}
+
+/* Back to empty and unsealed: a cleared filter collects keys again. */
+static void fuse_clear(void *state) {
+  fuse *f = (fuse *)state;
+  fuse_drop_built(f);
+  free(f->hashes);
+  f->hashes = NULL;
+  f->hash_count = f->hash_capacity = 0;
+}
+
+/* ---- collecting ------------------------------------------------------------ */
+
+static bg_status fuse_add(void *state, bg_hash_pair hash) {
+  fuse *f = (fuse *)state;
+  BG_RETURN_IF(f->sealed, BG_E_STATIC);
+  if (f->hash_count == f->hash_capacity) {
+    BG_RETURN_IF(f->hash_count >= FUSE_MAX_KEYS, BG_E_TOO_LARGE);
+    size_t grown;
+    if (f->hash_capacity == 0) {
+      uint64_t hint = f->capacity_hint < 16 ? 16 : f->capacity_hint;
+      grown = hint > FUSE_MAX_RESERVE ? FUSE_MAX_RESERVE : (size_t)hint;
+    } else {
+      grown = f->hash_capacity + f->hash_capacity / 2;
+      if (grown > FUSE_MAX_KEYS) grown = (size_t)FUSE_MAX_KEYS;
+    }
+    BG_RETURN_IF(grown > SIZE_MAX / sizeof(uint64_t), BG_E_TOO_LARGE);
+    uint64_t *bigger = (uint64_t *)realloc(f->hashes, grown * sizeof(uint64_t));
+    BG_RETURN_IF(!bigger, BG_E_NOMEM);
+    f->hashes = bigger;
+    f->hash_capacity = grown;
+  }
+  f->hashes[f->hash_count++] = hash.h1;
+  return BG_OK;
+}
+
+/* ---- querying -------------------------------------------------------------- */
+
+static inline int fuse_query(const fuse *f, uint64_t h1, unsigned width) {
+  if (!f->array_length) return 0; /* sealed with no keys: nothing is a member */
+  uint64_t x = fuse_mix(h1 ^ f->fuse_seed);
+  uint32_t p[3];
+  fuse_cells(x, f->segment_length, f->segment_count, p);
+  uint32_t mask = width == 1 ? 0xffu : 0xffffu;
+  uint32_t v = cell_get(f->cells, p[0], width) ^ cell_get(f->cells, p[1], width) ^
+               cell_get(f->cells, p[2], width);
+  return v == (fuse_fingerprint(x) & mask);
+}
+
+static int fuse8_contains(const void *state, bg_hash_pair hash) {
+  const fuse *f = (const fuse *)state;
+  if (!f->sealed) return BG_E_UNSUPPORTED;
+  return fuse_query(f, hash.h1, 1);
+}
+
+static int fuse16_contains(const void *state, bg_hash_pair hash) {
+  const fuse *f = (const fuse *)state;
+  if (!f->sealed) return BG_E_UNSUPPORTED;
+  return fuse_query(f, hash.h1, 2);
+}
+
+/* Batches: compute every key's cells first and ask for their cache lines, then test. */
+#define FUSE_GROUP 16
+
+static inline bg_status fuse_contains_many(const fuse *f, const bg_hash_pair *hashes, size_t count,
+                                           uint8_t *results, unsigned width) {
+  BG_RETURN_IF(!f->sealed, BG_E_UNSUPPORTED);
+  if (!f->array_length) {
+    memset(results, 0, count);
+    return BG_OK;
+  }
+  uint32_t mask = width == 1 ? 0xffu : 0xffffu;
+  for (size_t start = 0; start < count; start += FUSE_GROUP) {
+    size_t n = count - start < FUSE_GROUP ? count - start : FUSE_GROUP;
+    uint32_t p[FUSE_GROUP][3], fp[FUSE_GROUP];
+    for (size_t j = 0; j < n; j++) {
+      uint64_t x = fuse_mix(hashes[start + j].h1 ^ f->fuse_seed);
+      fuse_cells(x, f->segment_length, f->segment_count, p[j]);
+      fp[j] = fuse_fingerprint(x) & mask;
+#if defined(__GNUC__) && !defined(__wasm__)
+      for (int t = 0; t < 3; t++) __builtin_prefetch(f->cells + (size_t)p[j][t] * width);
+#endif
+    }
+    for (size_t j = 0; j < n; j++) {
+      uint32_t v = cell_get(f->cells, p[j][0], width) ^ cell_get(f->cells, p[j][1], width) ^
+                   cell_get(f->cells, p[j][2], width);
+      results[start + j] = (uint8_t)(v == fp[j]);
+    }
+  }
+  return BG_OK;
+}
+
+static bg_status fuse8_contains_many(const void *state, const bg_hash_pair *hashes, size_t count,
+                                     uint8_t *results) {
+  return fuse_contains_many((const fuse *)state, hashes, count, results, 1);
+}
+static bg_status fuse16_contains_many(const void *state, const bg_hash_pair *hashes, size_t count,
+                                      uint8_t *results) {
+  return fuse_contains_many((const fuse *)state, hashes, count, results, 2);
+}
+
+/* ---- building -------------------------------------------------------------- */
+
+/* Sort 64-bit words ascending: LSD radix sort, one byte per pass, through scratch[n]. */
+static void sort_u64(uint64_t *values, uint64_t *scratch, size_t n) {
+  uint64_t *from = values, *to = scratch;
+  for (unsigned shift = 0; shift < 64; shift += 8) {
+    size_t offsets[256] = {0};
+    for (size_t i = 0; i < n; i++) offsets[(from[i] >> shift) & 0xff]++;
+    size_t sum = 0;
+    for (unsigned b = 0; b < 256; b++) {
+      size_t c = offsets[b];
+      offsets[b] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; i++) to[offsets[(from[i] >> shift) & 0xff]++] = from[i];
+    uint64_t *swap = from;
+    from = to;
+    to = swap;
+  }
+  /* Eight passes: the sorted words are back in values. */
+}
+
+/* Scratch for the build, allocated once per seal and reused by every attempt. */
+typedef struct {
+  uint64_t *order;      /* [n]: mixed hashes in cell order, then the peeled keys */
+  uint8_t *slot;        /* [n]: which of its three cells each peeled key was peeled from */
+  uint8_t *cell_count;  /* [A]: (keys touching the cell << 2) | XOR of their slot numbers */
+  uint64_t *cell_xor;   /* [A]: XOR of the mixed hashes of the keys touching the cell */
+  uint32_t *queue;      /* [A]: cells found with exactly one key */
+  uint32_t *bucket;     /* [buckets + 1]: counting-sort offsets */
+} fuse_scratch;
+
+static void scratch_free(fuse_scratch *s) {
+  free(s->order);
+  free(s->slot);
+  free(s->cell_count);
+  free(s->cell_xor);
+  free(s->queue);
+  free(s->bucket);
+}
+
+/*
+ * One attempt with internal seed `seed`: on success cells[] (zeroed by the
+ * caller) holds the fingerprints and 1 is returned; 0 when peeling stalls.
+ */
+static int fuse_try_build(const uint64_t *keys, size_t n, uint32_t segment_length,
+                          uint32_t segment_count, uint32_t array_length, uint64_t seed,
+                          unsigned width, unsigned bucket_bits, fuse_scratch *s, uint8_t *cells) {
+  /*
+   * Counting-sort the mixed hashes by their top bits, which order p0: the keys
+   * of one bucket touch a window of a few segments, so the cell arrays are
+   * visited nearly in sequence instead of at random.
+   */
+  size_t buckets = (size_t)1 << bucket_bits;
+  unsigned shift = 64 - bucket_bits; /* bucket_bits >= 1, so the shift is below 64 */
+  memset(s->bucket, 0, (buckets + 1) * sizeof(uint32_t));
+  for (size_t i = 0; i < n; i++) s->bucket[(fuse_mix(keys[i] ^ seed) >> shift) + 1]++;
+  for (size_t b = 0; b < buckets; b++) s->bucket[b + 1] += s->bucket[b];
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x = fuse_mix(keys[i] ^ seed);
+    s->order[s->bucket[x >> shift]++] = x;
+  }
+
+  memset(s->cell_count, 0, array_length);
+  memset(s->cell_xor, 0, (size_t)array_length * sizeof(uint64_t));
+  int overflow = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x = s->order[i];
+    uint32_t p[3];
+    fuse_cells(x, segment_length, segment_count, p);
+    for (uint32_t t = 0; t < 3; t++) {
+      uint8_t c = s->cell_count[p[t]];
+      overflow |= c >= 0xfc; /* 63 keys in one cell: 6 bits of count would wrap */
+      s->cell_count[p[t]] = (uint8_t)((c + 4) ^ t);
+      s->cell_xor[p[t]] ^= x;
+    }
+  }
+  if (overflow) return 0;
+
+  size_t queued = 0;
+  for (uint32_t i = 0; i < array_length; i++)
+    if ((s->cell_count[i] >> 2) == 1) s->queue[queued++] = i;
+
+  size_t peeled = 0;
+  for (size_t q = 0; q < queued; q++) {
+    uint32_t cell = s->queue[q];
+    uint8_t c = s->cell_count[cell];
+    if ((c >> 2) != 1) continue; /* emptied since it was queued */
+    uint32_t t = c & 3u;
+    if (t == 3) return 0; /* cannot happen for a count of one; refuse rather than misassign */
+    uint64_t x = s->cell_xor[cell];
+    s->order[peeled] = x; /* order[0..peeled) is already consumed, so it holds the peeled keys */
+    s->slot[peeled] = (uint8_t)t;
+    peeled++;
+    uint32_t p[3];
+    fuse_cells(x, segment_length, segment_count, p);
+    if (p[t] != cell) return 0; /* likewise impossible; a safety net against false negatives */
+    s->cell_count[cell] = 0;
+    s->cell_xor[cell] = 0;
+    for (uint32_t u = 0; u < 3; u++) {
+      if (u == t) continue;
+      uint32_t other = p[u];
+      s->cell_count[other] = (uint8_t)((s->cell_count[other] - 4) ^ u);
+      s->cell_xor[other] ^= x;
+      if ((s->cell_count[other] >> 2) == 1) s->queue[queued++] = other;
+    }
+  }
+  if (peeled != n) return 0;
+
+  /* Last peeled first: each key's cell is the one still free among its three. */
+  uint32_t mask = width == 1 ? 0xffu : 0xffffu;
+  for (size_t i = n; i-- > 0;) {
+    uint64_t x = s->order[i];
+    uint32_t t = s->slot[i], p[3];
+    fuse_cells(x, segment_length, segment_count, p);
+    uint32_t v = fuse_fingerprint(x) ^ cell_get(cells, p[(t + 1) % 3], width) ^
+                 cell_get(cells, p[(t + 2) % 3], width);
+    cell_put(cells, p[t], width, v & mask);
+  }
+  return 1;
+}
+
+/*
+ * Build the filter from the collected hashes. Duplicates (the same key added
+ * twice, or two keys with equal h1) are removed first: a duplicate would put
+ * the same hash into the same three cells twice, which never peels.
+ * E_FULL when no attempt succeeds (the keys could not be arranged; never seen
+ * with distinct hashes); E_NOMEM when the scratch cannot be allocated. Either
+ * way the filter stays unsealed with its keys.
+ */
+static bg_status fuse_seal(void *state, uint64_t seed) {
+  fuse *f = (fuse *)state;
+  if (f->sealed) return BG_OK;
+  size_t n = f->hash_count;
+  fuse_scratch s = {0};
+  if (n) {
+    s.order = (uint64_t *)malloc(n * sizeof(uint64_t));
+    BG_RETURN_IF(!s.order, BG_E_NOMEM);
+    sort_u64(f->hashes, s.order, n);
+    size_t unique = 1;
+    for (size_t i = 1; i < n; i++)
+      if (f->hashes[i] != f->hashes[unique - 1]) f->hashes[unique++] = f->hashes[i];
+    n = f->hash_count = unique;
+    /* Give back the growth slack before the cell arrays are allocated. */
+    if (f->hash_capacity > n + n / 8) {
+      uint64_t *fitted = (uint64_t *)realloc(f->hashes, n * sizeof(uint64_t));
+      if (fitted) {
+        f->hashes = fitted;
+        f->hash_capacity = n;
+      }
+    }
+  }
+
+  uint32_t segment_length, segment_count, array_length;
+  fuse_geometry(n, &segment_length, &segment_count, &array_length);
+  uint8_t *cells = NULL;
+  uint64_t used_seed = 0;
+  if (n) {
+    unsigned bucket_bits = 1;
+    while (bucket_bits < 16 && ((uint32_t)1 << (bucket_bits + 1)) <= segment_count) bucket_bits++;
+    size_t a = array_length;
+    s.slot = (uint8_t *)malloc(n);
+    s.cell_count = (uint8_t *)malloc(a);
+    s.cell_xor = (uint64_t *)malloc(a * sizeof(uint64_t));
+    s.queue = (uint32_t *)malloc(a * sizeof(uint32_t));
+    s.bucket = (uint32_t *)malloc((((size_t)1 << bucket_bits) + 1) * sizeof(uint32_t));
+    cells = (uint8_t *)malloc(a * f->width);
+    if (!s.slot || !s.cell_count || !s.cell_xor || !s.queue || !s.bucket || !cells) {
+      scratch_free(&s);
+      free(cells);
+      return BG_E_NOMEM;
+    }
+    int built = 0;
+    for (uint32_t attempt = 0; attempt < FUSE_MAX_ATTEMPTS && !built; attempt++) {
+      used_seed = fuse_attempt_seed(seed, attempt);
+      memset(cells, 0, a * f->width);
+      built = fuse_try_build(f->hashes, n, segment_length, segment_count, array_length, used_seed,
+                             f->width, bucket_bits, &s, cells);
+    }
+    scratch_free(&s);
+    if (!built) {
+      free(cells);
+      return BG_E_FULL;
+    }
+  }
+  free(f->hashes);
+  f->hashes = NULL;
+  f->hash_capacity = 0;
+  f->hash_count = 0;
+  f->key_count = n;
+  f->fuse_seed = used_seed;
+  f->segment_length = segment_length;
+  f->segment_count = segment_count;
+  f->array_length = array_length;
+  f->cells = cells;
+  f->owned = cells;
+  f->sealed = 1;
+  return BG_OK;
+}
+
+/* ---- describe -------------------------------------------------------------- */
+
+/*
+ * m: bits of fingerprints (0 until sealed); k: 3 cells per query.
+ * Sealed: bits_set = the cells assigned to a key (exactly one per distinct
+ * key, so key_count), fill_ratio = key_count / array_length (about 0.89 for
+ * large n), estimated_items = key_count.
+ * Unsealed: bits_set = 0, fill_ratio = collected hashes / capacity (at most 1),
+ * estimated_items = collected hashes (duplicates included).
+ * Error rates: the natural 2^-bits, or 0 for a sealed filter with no keys
+ * (it answers "no" to everything).
+ */
+static void fuse_describe(const void *state, uint64_t count, bg_kind_info *info) {
+  (void)count;
+  const fuse *f = (const fuse *)state;
+  double natural = f->width == 1 ? 1.0 / 256.0 : 1.0 / 65536.0;
+  info->m = (uint64_t)f->array_length * 8u * f->width;
+  info->k = 3;
+  if (f->sealed) {
+    info->bits_set = f->key_count;
+    info->fill_ratio = f->array_length ? (double)f->key_count / (double)f->array_length : 0.0;
+    info->estimated_items = (double)f->key_count;
+    info->estimated_error_rate = f->key_count ? natural : 0.0;
+  } else {
+    double ratio = f->capacity_hint ? (double)f->hash_count / (double)f->capacity_hint : 0.0;
+    info->bits_set = 0;
+    info->fill_ratio = ratio > 1.0 ? 1.0 : ratio;
+    info->estimated_items = (double)f->hash_count;
+    info->estimated_error_rate = natural;
+  }
+  info->theoretical_error_rate = info->estimated_error_rate;
+}
+
+/* ---- the payload ----------------------------------------------------------- */
+
+/*
+ * 0 until sealed: an unsealed filter has no payload yet, and the generic layer
+ * must seal (or refuse) before it writes a file.
+ */
+static uint64_t fuse_payload_size(const void *state) {
+  const fuse *f = (const fuse *)state;
+  return f->sealed ? FUSE_HEADER_BYTES + (uint64_t)f->array_length * f->width : 0;
+}
+
+static void fuse_write_payload(const void *state, uint8_t *dst) {
+  const fuse *f = (const fuse *)state;
+  if (!f->sealed) return; /* payload_size() said 0 bytes */
+  memset(dst, 0, FUSE_HEADER_BYTES);
+  dst[0] = (uint8_t)(8 * f->width);
+  bg__put_u32(dst + 4, f->segment_length);
+  bg__put_u32(dst + 8, f->segment_count);
+  bg__put_u32(dst + 12, f->array_length);
+  bg__put_u64(dst + 16, f->key_count);
+  bg__put_u64(dst + 24, f->fuse_seed);
+  /* A filter loaded in place and written into its own buffer already has its cells there. */
+  size_t bytes = (size_t)f->array_length * f->width;
+  if (bytes && dst + FUSE_HEADER_BYTES != f->cells) memmove(dst + FUSE_HEADER_BYTES, f->cells, bytes);
+}
+
+static bg_status fuse_validate(unsigned width, const bg_header *h, const uint8_t *payload) {
+  double natural = width == 1 ? 1.0 / 256.0 : 1.0 / 65536.0;
+  BG_RETURN_IF(h->k != 3, BG_E_HEADER);
+  BG_RETURN_IF(h->capacity < 1 || h->capacity > BG_MAX_CAPACITY, BG_E_HEADER);
+  BG_RETURN_IF(!(h->error_rate >= natural && h->error_rate < 1.0), BG_E_HEADER);
+  BG_RETURN_IF(h->payload_length < FUSE_HEADER_BYTES, BG_E_PAYLOAD);
+  BG_RETURN_IF(payload[0] != 8 * width, BG_E_PAYLOAD);
+  BG_RETURN_IF(payload[1] | payload[2] | payload[3], BG_E_PAYLOAD);
+  uint32_t segment_length = bg__get_u32(payload + 4);
+  uint32_t segment_count = bg__get_u32(payload + 8);
+  uint32_t array_length = bg__get_u32(payload + 12);
+  uint64_t key_count = bg__get_u64(payload + 16);
+  if (key_count == 0) {
+    /* The empty filter: no cells, nothing else to say. */
+    BG_RETURN_IF(segment_length | segment_count | array_length, BG_E_PAYLOAD);
+    BG_RETURN_IF(bg__get_u64(payload + 24) != 0, BG_E_PAYLOAD);
+  } else {
+    BG_RETURN_IF(segment_length < FUSE_MIN_SEGMENT_LENGTH || segment_length > FUSE_MAX_SEGMENT_LENGTH ||
+                     (segment_length & (segment_length - 1)),
+                 BG_E_PAYLOAD);
+    BG_RETURN_IF(segment_count < 1, BG_E_PAYLOAD);
+    BG_RETURN_IF((uint64_t)segment_count + 2 > UINT32_MAX / segment_length, BG_E_PAYLOAD);
+    BG_RETURN_IF(array_length != (segment_count + 2) * segment_length, BG_E_PAYLOAD);
+    /* Every key owns one cell. */
+    BG_RETURN_IF(key_count > array_length, BG_E_PAYLOAD);
+  }
+  BG_RETURN_IF(h->m != (uint64_t)array_length * 8u * width, BG_E_HEADER);
+  BG_RETURN_IF(h->payload_length != FUSE_HEADER_BYTES + (uint64_t)array_length * width, BG_E_PAYLOAD);
+  return BG_OK;
+}
+
+static bg_status fuse8_validate(const bg_header *h, const uint8_t *payload) {
+  return fuse_validate(1, h, payload);
+}
+static bg_status fuse16_validate(const bg_header *h, const uint8_t *payload) {
+  return fuse_validate(2, h, payload);
+}
+
+/* A loaded filter is sealed: it answers queries and takes no more keys. */
+static bg_status fuse_load(unsigned width, const bg_header *h, uint8_t *payload, int in_place,
+                           void **state) {
+  fuse *f = (fuse *)calloc(1, sizeof *f);
+  BG_RETURN_IF(!f, BG_E_NOMEM);
+  f->width = width;
+  f->capacity_hint = h->capacity;
+  f->segment_length = bg__get_u32(payload + 4);
+  f->segment_count = bg__get_u32(payload + 8);
+  f->array_length = bg__get_u32(payload + 12);
+  f->key_count = bg__get_u64(payload + 16);
+  f->fuse_seed = bg__get_u64(payload + 24);
+  size_t bytes = (size_t)f->array_length * width;
+  if (in_place || bytes == 0) {
+    f->cells = bytes ? payload + FUSE_HEADER_BYTES : NULL;
+  } else {
+    f->owned = malloc(bytes);
+    if (!f->owned) {
+      free(f);
+      return BG_E_NOMEM;
+    }
+    memcpy(f->owned, payload + FUSE_HEADER_BYTES, bytes);
+    f->cells = (uint8_t *)f->owned;
+  }
+  f->sealed = 1;
+  *state = f;
+  return BG_OK;
+}
+
+static bg_status fuse8_load(const bg_header *h, uint8_t *payload, int in_place, void **state) {
+  return fuse_load(1, h, payload, in_place, state);
+}
+static bg_status fuse16_load(const bg_header *h, uint8_t *payload, int in_place, void **state) {
+  return fuse_load(2, h, payload, in_place, state);
+}
+
+/* No remove, merge or to_classic: a static filter is rebuilt from its key set instead. */
+const bg_kind_ops bg_kind_fuse8 = {
+    .kind = BG_KIND_FUSE8,
+    .name = "fuse8",
+    .create = fuse8_create,
+    .destroy = fuse_destroy,
+    .clear = fuse_clear,
+    .add = fuse_add,
+    .contains = fuse8_contains,
+    .contains_many = fuse8_contains_many,
+    .seal = fuse_seal,
+    .describe = fuse_describe,
+    .payload_size = fuse_payload_size,
+    .write_payload = fuse_write_payload,
+    .validate = fuse8_validate,
+    .load = fuse8_load,
+};
+
+const bg_kind_ops bg_kind_fuse16 = {
+    .kind = BG_KIND_FUSE16,
+    .name = "fuse16",
+    .create = fuse16_create,
+    .destroy = fuse_destroy,
+    .clear = fuse_clear,
+    .add = fuse_add,
+    .contains = fuse16_contains,
+    .contains_many = fuse16_contains_many,
+    .seal = fuse_seal,
+    .describe = fuse_describe,
+    .payload_size = fuse_payload_size,
+    .write_payload = fuse_write_payload,
+    .validate = fuse16_validate,
+    .load = fuse16_load,
+};
