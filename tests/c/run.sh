@@ -37,7 +37,7 @@ if [ "$fuzz_seconds" -gt 0 ]; then
   # Fuzz a copy: libFuzzer adds what it finds to the corpus directory it is given.
   work=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-fuzz.XXXXXX")
   trap 'rm -rf "$work"' EXIT INT TERM
-  cp tests/fuzz/corpus/* "$work"/
+  cp tests/fuzz/corpus/* tests/fuzz/regressions/* "$work"/
   mkdir -p build/fuzz/artifacts
   build/fuzz/tests/fuzz/fuzz_reader -max_total_time="$fuzz_seconds" -dict=tests/fuzz/bgf.dict \
     -artifact_prefix=build/fuzz/artifacts/ -print_final_stats=1 "$work"
