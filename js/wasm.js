@@ -48,6 +48,7 @@ const MISC_OUT_PTR = 528; // bg_bloom **
 const MISC_SIZE_T = 532; // size_t *
 const MISC_HASH = 536; // 4 x u32
 const MISC_DIGEST = 576; // 32 bytes
+const MISC_OFFSETS = 640; // 31 x u32 (URL expressions)
 
 const REQUIRED_EXPORTS = [
   'memory', 'malloc', 'free', 'bg_strerror', 'bg_status_name', 'bg_bloom_free', 'bg_bloom_clear',
@@ -810,6 +811,19 @@ export class Sha256 {
   }
 }
 
+/** One-shot SHA-256 of a string (UTF-8) or bytes -> 32 bytes. */
+export function sha256(item) {
+  const len = stageKey(item, 'input');
+  const sha = new Sha256();
+  try {
+    ex.bg_sha256_update(sha.ctx, keyPtr, len);
+    return sha.digest();
+  } finally {
+    sha.free();
+    if (keyPtr !== scratchPtr) releaseKey();
+  }
+}
+
 /** One-shot SHA-1 of a string (UTF-8) or bytes -> 20 bytes. */
 export function sha1(item) {
   const len = stageKey(item, 'input');
@@ -899,4 +913,71 @@ export function positions(bytes, seed, m, k) {
   ex.bgw_positions(keyPtr, len, lo, hi, m, k, out);
   if (keyPtr !== scratchPtr) releaseKey();
   return Array.from(HEAPF64.subarray(out >>> 3, (out >>> 3) + k));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Safe Browsing URLs (bg_url_*)                                             */
+/* ------------------------------------------------------------------------ */
+
+const URL_MAX_EXPRESSIONS = 30; // BG_URL_MAX_EXPRESSIONS
+
+function requireUrlExports() {
+  if (typeof ex.bg_url_canonicalize !== 'function' || typeof ex.bg_url_expressions !== 'function') {
+    throw new BloomgateError('E_UNSUPPORTED', 'this bloomgate.wasm build does not export the URL functions');
+  }
+}
+
+// Canonicalize the staged key into a fresh malloc'd buffer: { ptr, length }. The caller frees ptr.
+function canonicalizeStaged(len) {
+  const capacity = 3 * len + 32; // percent-escaping at most triples a byte
+  const out = mallocOrThrow(capacity);
+  const lengthPtr = miscPtr + MISC_SIZE_T;
+  const rc = ex.bg_url_canonicalize(keyPtr, len, out, capacity, lengthPtr);
+  if (rc < 0) {
+    ex.free(out);
+    throw statusError(rc);
+  }
+  return { ptr: out, length: HEAPU32[lengthPtr >>> 2] };
+}
+
+/** Safe Browsing canonical form of a URL string (the host must already be ASCII). */
+export function urlCanonicalize(url) {
+  requireUrlExports();
+  const len = stageKey(url, 'url');
+  let canonical = null;
+  try {
+    canonical = canonicalizeStaged(len);
+    return utf8Decoder.decode(HEAPU8.subarray(canonical.ptr, canonical.ptr + canonical.length));
+  } finally {
+    if (canonical !== null) ex.free(canonical.ptr);
+    if (keyPtr !== scratchPtr) releaseKey();
+  }
+}
+
+/** The host-suffix x path-prefix expressions of a URL, most specific first (at most 30). */
+export function urlExpressions(url) {
+  requireUrlExports();
+  const len = stageKey(url, 'url');
+  let canonical = null;
+  let out = 0;
+  try {
+    canonical = canonicalizeStaged(len);
+    // Every expression is a part of the canonical URL: 30 of them fit in 30 x its length.
+    const capacity = URL_MAX_EXPRESSIONS * (canonical.length + 1);
+    out = mallocOrThrow(capacity);
+    const countPtr = miscPtr + MISC_SIZE_T;
+    const offsetsPtr = miscPtr + MISC_OFFSETS;
+    check(ex.bg_url_expressions(canonical.ptr, canonical.length, out, capacity, offsetsPtr, countPtr));
+    const count = HEAPU32[countPtr >>> 2];
+    const offsets = HEAPU32.subarray(offsetsPtr >>> 2, (offsetsPtr >>> 2) + count + 1);
+    const expressions = new Array(count);
+    for (let i = 0; i < count; i++) {
+      expressions[i] = utf8Decoder.decode(HEAPU8.subarray(out + offsets[i], out + offsets[i + 1]));
+    }
+    return expressions;
+  } finally {
+    if (out !== 0) ex.free(out);
+    if (canonical !== null) ex.free(canonical.ptr);
+    if (keyPtr !== scratchPtr) releaseKey();
+  }
 }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 
 import { BloomFilter, BloomgateError, sizeFor } from '../../js/index.js';
-import { hashKey, positions } from '../../js/wasm.js';
+import { hashKey, positions, sha1, sha256 } from '../../js/wasm.js';
 
 const utf8 = new TextEncoder();
 
@@ -377,6 +377,15 @@ describe('key encodings', () => {
     } finally {
       filter.free();
     }
+  });
+
+  test('the wasm digests match node:crypto for strings (UTF-8) and bytes', () => {
+    for (const input of ['', 'password', 'ünïcødé 🎉', 'x'.repeat(100_000)]) {
+      assert.deepEqual(Buffer.from(sha1(input)), createHash('sha1').update(input, 'utf8').digest(), `sha1 ${input.slice(0, 10)}`);
+      assert.deepEqual(Buffer.from(sha256(input)), createHash('sha256').update(input, 'utf8').digest(), `sha256 ${input.slice(0, 10)}`);
+    }
+    const bytes = new Uint8Array(1000).map((_, i) => (i * 7) & 255);
+    assert.deepEqual(Buffer.from(sha256(bytes)), createHash('sha256').update(bytes).digest());
   });
 
   test('utf8: addKey and add are the same thing', async () => {
