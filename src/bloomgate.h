@@ -228,6 +228,14 @@ typedef struct {
   uint8_t list_id[16];
 } bg_info;
 
+/**
+ * @brief The per-key false-positive rate a filter is sized for, given the target
+ * rate of a query. Equal to error_rate except for url filters, whose queries
+ * ask up to BG_URL_MAX_EXPRESSIONS keys: there it is 1 - (1 - p)^(1/30), so at
+ * most a share p of clean URLs escalates.
+ */
+double bg_key_error_rate(int key_encoding, double error_rate);
+
 /** @brief The name of a kind ("classic", ...), or NULL when this build does not have it. */
 const char *bg_kind_name(int kind);
 

@@ -3,6 +3,7 @@
  * counts, metadata, identity and the .bgf container. Kinds (kind.h) see only
  * hash pairs and their payload.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "hash_inline.h"
@@ -34,6 +35,18 @@ const char *bg_kind_name(int kind) {
   return ops ? ops->name : NULL;
 }
 
+/*
+ * A URL query asks up to BG_URL_MAX_EXPRESSIONS keys, and escalates when any
+ * of them is a false positive. For url filters the target p is the share of
+ * clean URLs that escalate, so each key gets p_e with 1 - (1 - p_e)^30 = p:
+ * p_e = 1 - (1 - p)^(1/30), computed as -expm1(log1p(-p) / 30) to stay exact
+ * for small p. URLs with fewer expressions escalate less often than p.
+ */
+double bg_key_error_rate(int key_encoding, double error_rate) {
+  if (key_encoding != BG_KEY_URL) return error_rate;
+  return -expm1(log1p(-error_rate) / (double)BG_URL_MAX_EXPRESSIONS);
+}
+
 struct bg_filter {
   const bg_kind_ops *ops;
   void *state;   /* the kind's */
@@ -58,7 +71,7 @@ bg_status bg_filter_create(int kind, uint64_t capacity, double error_rate, uint6
                BG_E_RANGE);
   bg_filter *f = (bg_filter *)calloc(1, sizeof *f);
   BG_RETURN_IF(!f, BG_E_NOMEM);
-  bg_kind_params params = {capacity, error_rate};
+  bg_kind_params params = {capacity, bg_key_error_rate(key_encoding, error_rate)};
   bg_status rc = ops->create(&params, &f->state);
   if (rc != BG_OK) {
     free(f);
