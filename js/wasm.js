@@ -326,7 +326,8 @@ function stageBytes(bytes) {
     }
     growScratch(n);
   }
-  if (n <= 32) {
+  // A byte loop costs ~1.1 ns a byte, TypedArray.prototype.set ~13 ns flat (Node 20).
+  if (n <= 10) {
     const v = scratchView;
     for (let i = 0; i < n; i++) v[i] = bytes[i];
   } else {
