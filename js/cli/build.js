@@ -79,7 +79,7 @@ export async function run(argv) {
         progress.start('reading', undefined);
         await input.bufferAll((bytes) => progress.update(bytes, 0));
       }
-      counted = new RecordReader(options.format, { ...options, onKey: () => {} });
+      counted = new RecordReader(options.format, { ...options, onKey: null });
       await readRecords(input, counted, progress, 'counting');
       capacity = Math.max(1, counted.items);
     }

@@ -1,7 +1,8 @@
 // Splitting a byte stream into lines without holding more than one line.
 // Lines end in LF; a CR before the LF is dropped (CRLF input); the last line
-// may lack its LF. Lines are handed out as byte views, not strings: a key is
-// the line's exact bytes, and no decoding happens on the hot path.
+// may lack its LF. Lines are handed out as byte ranges of the input, not
+// strings: a key is the line's exact bytes, no decoding happens on the hot
+// path, and no object is allocated per line unless the consumer needs a view.
 
 /** Longest accepted line, in bytes (without its line ending). */
 export const MAX_LINE_BYTES = 64 * 1024;
@@ -11,10 +12,10 @@ const CR = 13;
 
 export class LineSplitter {
   /**
-   * @param {(bytes: Uint8Array, lineNumber: number, tooLong: boolean) => void} onLine
-   *   Called for every line, empty ones included. `bytes` is valid only during
-   *   the call. For a line over maxLineBytes, `tooLong` is true and `bytes`
-   *   holds only its beginning.
+   * @param {(buffer: Uint8Array, start: number, end: number, lineNumber: number, tooLong: boolean) => void} onLine
+   *   Called for every line, empty ones included: the line is buffer[start, end),
+   *   valid only during the call. For a line over maxLineBytes, `tooLong` is
+   *   true and the range holds only its beginning.
    */
   constructor(onLine, maxLineBytes = MAX_LINE_BYTES) {
     this.onLine = onLine;
@@ -74,16 +75,17 @@ export class LineSplitter {
     this.lineNumber++;
     if (!overflow && end > start && buffer[end - 1] === CR) end--;
     if (overflow || end - start > this.maxLineBytes) {
-      this.onLine(buffer.subarray(start, Math.min(end, start + 80)), this.lineNumber, true);
+      this.onLine(buffer, start, Math.min(end, start + 80), this.lineNumber, true);
     } else {
-      this.onLine(buffer.subarray(start, end), this.lineNumber, false);
+      this.onLine(buffer, start, end, this.lineNumber, false);
     }
   }
 }
 
 /** A short printable excerpt of a line for error messages. */
-export function excerpt(bytes, tooLong = false) {
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 48)).toString('utf8');
-  const more = tooLong || bytes.length > 48 ? '...' : '';
+export function excerpt(buffer, start, end, tooLong = false) {
+  const shown = Math.min(end - start, 48);
+  const text = Buffer.from(buffer.buffer, buffer.byteOffset + start, shown).toString('utf8');
+  const more = tooLong || end - start > shown ? '...' : '';
   return JSON.stringify(text) + more;
 }

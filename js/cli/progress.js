@@ -2,6 +2,9 @@
 // Shown when stderr is a terminal, or when --progress asks for it.
 
 const REDRAW_MS = 100;
+const BAR_WIDTH = 24;
+// Room left for phase, percentage, sizes, item count and rate.
+const TEXT_WIDTH = 70;
 
 export class Progress {
   /**
@@ -19,7 +22,7 @@ export class Progress {
 
   /** Start a phase ("counting", "adding") over `total` bytes (undefined when unknown). */
   start(phase, total) {
-    this.phase = phase;
+    this.phase = phase.padEnd(8);
     this.total = total;
     this.started = Date.now();
     this.lastDraw = 0;
@@ -43,20 +46,22 @@ export class Progress {
 
   #draw(bytes, items, now) {
     const seconds = Math.max((now - this.started) / 1000, 0.001);
-    const parts = [this.phase.padEnd(8)];
-    const width = Math.max(40, Math.min(this.stream.columns || 80, 120));
-    const tail = [`${formatCount(items)} items`, `${formatBytes(bytes / seconds)}/s`];
+    const width = (this.stream.columns || 80) - 1;
+    const rate = `${formatBytes(bytes / seconds)}/s`;
+    const count = `${formatCount(items)} items`;
+    let line;
     if (this.total > 0) {
       const fraction = Math.min(1, bytes / this.total);
-      tail.unshift(`${(fraction * 100).toFixed(1).padStart(5)}%`, `${formatBytes(bytes)}/${formatBytes(this.total)}`);
-      const barWidth = Math.max(10, width - parts[0].length - tail.join('  ').length - 6);
+      const percent = `${(fraction * 100).toFixed(1)}%`.padStart(6);
+      const text = `${percent}  ${formatBytes(bytes)}/${formatBytes(this.total)}  ${count}  ${rate}`;
+      // Fixed for the whole run, so the bar does not jitter as numbers grow.
+      const barWidth = Math.max(8, Math.min(BAR_WIDTH, width - TEXT_WIDTH));
       const filled = Math.round(fraction * barWidth);
-      parts.push(`[${'#'.repeat(filled)}${'.'.repeat(barWidth - filled)}]`);
+      line = `${this.phase} [${'#'.repeat(filled)}${'.'.repeat(barWidth - filled)}]${text}`;
     } else {
-      tail.unshift(formatBytes(bytes));
+      line = `${this.phase}  ${formatBytes(bytes)}  ${count}  ${rate}`;
     }
-    const line = `${parts.concat(tail).join('  ')}`.slice(0, width - 1);
-    this.stream.write(`\r${line}${this.stream.isTTY ? '\x1b[K' : ''}`);
+    this.stream.write(`\r${line.slice(0, width)}${this.stream.isTTY ? '\x1b[K' : ''}`);
     this.drawn = true;
   }
 }

@@ -43,9 +43,9 @@ export async function run(argv) {
 async function queryStdin(filter, writer) {
   const input = await openInput('-');
   let batch = [];
-  const splitter = new LineSplitter((bytes, lineNumber, tooLong) => {
-    if (tooLong) throw inputError(`line ${lineNumber}: line is longer than ${MAX_LINE_BYTES} bytes, starting ${excerpt(bytes, true)}`);
-    if (bytes.length > 0) batch.push(bytes);
+  const splitter = new LineSplitter((buffer, start, end, lineNumber, tooLong) => {
+    if (tooLong) throw inputError(`line ${lineNumber}: line is longer than ${MAX_LINE_BYTES} bytes, starting ${excerpt(buffer, start, end, true)}`);
+    if (end > start) batch.push(buffer.subarray(start, end));
   });
   // Items are views into the current chunk: answer them before the next one.
   const flush = async () => {

@@ -26,9 +26,10 @@ export class RecordReader {
   /**
    * @param {'lines'|'hibp'} format
    * @param {{ minCount: number, skipInvalid: boolean, onKey: (key: Uint8Array) => void }} options
-   *   onKey receives each key to insert; the bytes are valid only during the call.
+   *   onKey receives each key to insert, a view valid only during the call;
+   *   null when only counting.
    */
-  constructor(format, { minCount = 0, skipInvalid = false, onKey }) {
+  constructor(format, { minCount = 0, skipInvalid = false, onKey = null }) {
     this.format = format;
     this.minCount = minCount;
     this.skipInvalid = skipInvalid;
@@ -47,29 +48,30 @@ export class RecordReader {
     return this.invalid + this.belowMinCount;
   }
 
-  #plainLine = (bytes, lineNumber, tooLong) => {
-    if (tooLong) return this.#reject(lineNumber, `line is longer than ${MAX_LINE_BYTES} bytes, starting ${excerpt(bytes, true)}`);
-    if (bytes.length === 0) {
+  #plainLine = (buffer, start, end, lineNumber, tooLong) => {
+    if (tooLong) return this.#reject(lineNumber, `line is longer than ${MAX_LINE_BYTES} bytes, starting ${excerpt(buffer, start, end, true)}`);
+    if (end === start) {
       this.empty++;
       return;
     }
     this.items++;
-    this.onKey(bytes);
+    if (this.onKey !== null) this.onKey(buffer.subarray(start, end));
   };
 
-  #hibpLine = (bytes, lineNumber, tooLong) => {
-    if (!tooLong && bytes.length === 0) {
+  #hibpLine = (buffer, start, end, lineNumber, tooLong) => {
+    if (!tooLong && end === start) {
       this.empty++;
       return;
     }
-    const count = tooLong ? -1 : decodeHibp(bytes, this.key);
-    if (count < 0) return this.#reject(lineNumber, `expected SHA1HEX:COUNT, got ${excerpt(bytes, tooLong)}`);
+    // The key is decoded straight from the input range into one reused array.
+    const count = tooLong ? -1 : decodeHibp(buffer, start, end, this.key);
+    if (count < 0) return this.#reject(lineNumber, `expected SHA1HEX:COUNT, got ${excerpt(buffer, start, end, tooLong)}`);
     if (count < this.minCount) {
       this.belowMinCount++;
       return;
     }
     this.items++;
-    this.onKey(this.key);
+    if (this.onKey !== null) this.onKey(this.key);
   };
 
   #reject(lineNumber, message) {
@@ -80,21 +82,21 @@ export class RecordReader {
 }
 
 /**
- * Parse `SHA1HEX:COUNT` (hex in either case, COUNT a decimal integer) into
- * key[0..20). Returns COUNT (approximate above 2^53, which only matters for
- * comparing with --min-count), or -1 when the line is malformed.
+ * Parse `SHA1HEX:COUNT` (hex in either case, COUNT a decimal integer) from
+ * bytes[start, end) into key[0..20). Returns COUNT (approximate above 2^53,
+ * which only matters for comparing with --min-count), or -1 when the line is
+ * malformed.
  */
-export function decodeHibp(bytes, key) {
-  const length = bytes.length;
-  if (length < SHA1_HEX + 2 || bytes[SHA1_HEX] !== COLON) return -1;
-  for (let i = 0, j = 0; i < 20; i++, j += 2) {
+export function decodeHibp(bytes, start, end, key) {
+  if (end - start < SHA1_HEX + 2 || bytes[start + SHA1_HEX] !== COLON) return -1;
+  for (let i = 0, j = start; i < 20; i++, j += 2) {
     const high = HEX_VALUE[bytes[j]];
     const low = HEX_VALUE[bytes[j + 1]];
     if ((high | low) < 0) return -1;
     key[i] = (high << 4) | low;
   }
   let count = 0;
-  for (let i = SHA1_HEX + 1; i < length; i++) {
+  for (let i = start + SHA1_HEX + 1; i < end; i++) {
     const digit = bytes[i] - ZERO;
     if (digit < 0 || digit > 9) return -1;
     count = count * 10 + digit;

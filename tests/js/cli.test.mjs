@@ -1,7 +1,7 @@
 // The `bloomgate` CLI, run as a child process in a temporary directory.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +28,36 @@ function run(args, { input, stdin, env } = {}) {
   assert.equal(result.error, undefined);
   assert.doesNotMatch(result.stderr, /\n\s+at /, `stack trace in stderr:\n${result.stderr}`);
   return result;
+}
+
+/** Like run(), without waiting: independent cases run side by side. */
+function runAsync(args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (text) => { stdout += text; });
+    child.stderr.setEncoding('utf8').on('data', (text) => { stderr += text; });
+    child.on('error', reject);
+    child.on('close', (status) => {
+      assert.doesNotMatch(stderr, /\n\s+at /, `stack trace in stderr:\n${stderr}`);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+/** Run independent CLI invocations at most `limit` at a time. */
+async function runAll(cases, limit = 4) {
+  const results = new Array(cases.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < cases.length) {
+      const index = next++;
+      results[index] = await runAsync(cases[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: limit }, worker));
+  return results;
 }
 
 /** The single error line the CLI prints: `bloomgate: <message> (<code>)`. */
@@ -172,7 +202,7 @@ test('hibp dumps: hashes in either case, --min-count, plaintext queries', () => 
   assert.deepEqual(queryAll('pw-all.bgf', rows.map(([pw]) => pw)), ['maybe', 'maybe', 'maybe', 'maybe', 'maybe', 'no']);
 });
 
-test('malformed hibp lines fail with exit 65 and the line number; no output is left', () => {
+test('malformed hibp lines fail with exit 65 and the line number; no output is left', async () => {
   const good = `${sha1Hex('a')}:5`;
   const cases = [
     [`${good}\n${good}\n${sha1Hex('b').slice(0, 39)}:5\n`, 3], // hash too short
@@ -182,19 +212,25 @@ test('malformed hibp lines fail with exit 65 and the line number; no output is l
     [`${good}\n\n${sha1Hex('b')}:-4\n`, 3], // negative count; the empty line still counts
     [`${good}\n${sha1Hex('b')}:12x\n`, 2],
   ];
-  writeFileSync(join(dir, 'keep.bgf'), 'previous contents');
-  for (const [text, lineNumber] of cases) {
-    file('bad.txt', text);
-    const result = run(['build', 'bad.txt', '--format', 'hibp', '-o', 'bad.bgf']);
-    assert.equal(result.status, 65, result.stderr);
-    assertErrorLine(result.stderr, 'E_INPUT', new RegExp(`^bloomgate: line ${lineNumber}: expected SHA1HEX:COUNT, got `));
-    assert.equal(result.stderr.trimEnd().split('\n').length, 1);
-    assertNoOutput('bad.bgf');
-    // An existing output file is left untouched by a failed build.
-    const again = run(['build', 'bad.txt', '--format', 'hibp', '--capacity', '10', '-o', 'keep.bgf']);
-    assert.equal(again.status, 65);
-    assert.equal(readFileSync(join(dir, 'keep.bgf'), 'utf8'), 'previous contents');
-  }
+  const runs = [];
+  cases.forEach(([text, lineNumber], i) => {
+    file(`bad-${i}.txt`, text);
+    writeFileSync(join(dir, `keep-${i}.bgf`), 'previous contents');
+    runs.push(['build', `bad-${i}.txt`, '--format', 'hibp', '-o', `bad-${i}.bgf`]);
+    // With --capacity the build is one streaming pass; the existing output must survive it.
+    runs.push(['build', `bad-${i}.txt`, '--format', 'hibp', '--capacity', '10', '-o', `keep-${i}.bgf`]);
+  });
+  const results = await runAll(runs);
+  cases.forEach(([, lineNumber], i) => {
+    for (const result of [results[2 * i], results[2 * i + 1]]) {
+      assert.equal(result.status, 65, result.stderr);
+      assertErrorLine(result.stderr, 'E_INPUT', new RegExp(`^bloomgate: line ${lineNumber}: expected SHA1HEX:COUNT, got `));
+      assert.equal(result.stderr.trimEnd().split('\n').length, 1);
+    }
+    assertNoOutput(`bad-${i}.bgf`);
+    assert.deepEqual(readdirSync(dir).filter((entry) => entry.startsWith(`keep-${i}.bgf.tmp-`)), []);
+    assert.equal(readFileSync(join(dir, `keep-${i}.bgf`), 'utf8'), 'previous contents');
+  });
 });
 
 test('--skip-invalid skips malformed lines and reports them', () => {
@@ -377,7 +413,7 @@ test('the progress bar appears only on a terminal or with --progress', () => {
   assert.match(run(['build', 'p.txt', '-o', 'p.bgf', '--progress']).stderr, /adding/);
 });
 
-test('usage errors exit 64', () => {
+test('usage errors exit 64', async () => {
   file('u.txt', 'u\n');
   const cases = [
     [],
@@ -403,21 +439,22 @@ test('usage errors exit 64', () => {
     ['merge', '-o', 'm.bgf', 'one.bgf'],
     ['merge', 'a.bgf', 'b.bgf'],
   ];
-  for (const args of cases) {
-    const result = run(args);
-    assert.equal(result.status, 64, `${args.join(' ')}: ${result.stderr}`);
-    if (args.length > 0) assertErrorLine(result.stderr, 'E_USAGE');
-  }
+  const results = await runAll(cases);
+  cases.forEach((args, i) => {
+    assert.equal(results[i].status, 64, `${args.join(' ')}: ${results[i].stderr}`);
+    if (args.length > 0) assertErrorLine(results[i].stderr, 'E_USAGE');
+  });
   assertNoOutput('u.bgf');
 });
 
-test('missing inputs exit 66; unwritable outputs exit 73', () => {
-  for (const args of [['build', 'nope.txt', '-o', 'x.bgf'], ['inspect', 'nope.bgf'], ['query', 'nope.bgf', 'a'],
-    ['merge', '-o', 'x.bgf', 'nope.bgf', 'nope2.bgf'], ['build', dir, '-o', 'x.bgf']]) {
-    const result = run(args);
-    assert.equal(result.status, 66, `${args.join(' ')}: ${result.stderr}`);
-    assert.match(result.stderr, /^bloomgate: cannot open .+ \(E[A-Z]+\)\n$/);
-  }
+test('missing inputs exit 66; unwritable outputs exit 73', async () => {
+  const cases = [['build', 'nope.txt', '-o', 'x.bgf'], ['inspect', 'nope.bgf'], ['query', 'nope.bgf', 'a'],
+    ['merge', '-o', 'x.bgf', 'nope.bgf', 'nope2.bgf'], ['build', dir, '-o', 'x.bgf']];
+  const results = await runAll(cases);
+  cases.forEach((args, i) => {
+    assert.equal(results[i].status, 66, `${args.join(' ')}: ${results[i].stderr}`);
+    assert.match(results[i].stderr, /^bloomgate: cannot open .+ \(E[A-Z]+\)\n$/);
+  });
   assertNoOutput('x.bgf');
   file('w.txt', 'w\n');
   const result = run(['build', 'w.txt', '-o', join(dir, 'no-such-dir', 'w.bgf')]);
@@ -425,17 +462,17 @@ test('missing inputs exit 66; unwritable outputs exit 73', () => {
   assertErrorLine(result.stderr, 'ENOENT', /cannot write/);
 });
 
-test('--help and --version', () => {
-  const help = run(['--help']);
+test('--help and --version', async () => {
+  const commands = ['build', 'inspect', 'query', 'merge'];
+  const [help, ...results] = await runAll([['--help'], ...commands.map((command) => [command, '--help'])]);
   assert.equal(help.status, 0);
   assert.match(help.stdout, /bloomgate build/);
   assert.match(help.stdout, /65 +data error/);
-  for (const command of ['build', 'inspect', 'query', 'merge']) {
-    const result = run([command, '--help']);
-    assert.equal(result.status, 0);
-    assert.match(result.stdout, new RegExp(`^Usage: bloomgate ${command}`));
-    assert.match(result.stdout, /Exit codes/);
-  }
+  commands.forEach((command, i) => {
+    assert.equal(results[i].status, 0);
+    assert.match(results[i].stdout, new RegExp(`^Usage: bloomgate ${command}`));
+    assert.match(results[i].stdout, /Exit codes/);
+  });
   const version = run(['--version']);
   assert.equal(version.status, 0);
   assert.equal(version.stdout, `${PACKAGE.version}\n`);
