@@ -12,14 +12,12 @@
 /* The kinds this build has, indexed by their header id. */
 extern const bg_kind_ops bg_kind_scalable;
 extern const bg_kind_ops bg_kind_blocked;
-extern const bg_kind_ops bg_kind_blocked;
 extern const bg_kind_ops bg_kind_counting;
 extern const bg_kind_ops bg_kind_cuckoo;
 extern const bg_kind_ops bg_kind_fuse8;
 extern const bg_kind_ops bg_kind_fuse16;
 static const bg_kind_ops *const KINDS[] = {
     [BG_KIND_CLASSIC] = &bg_kind_classic,
-    [BG_KIND_BLOCKED] = &bg_kind_blocked,
     [BG_KIND_BLOCKED] = &bg_kind_blocked,
     [BG_KIND_FUSE8] = &bg_kind_fuse8,
     [BG_KIND_FUSE16] = &bg_kind_fuse16,
