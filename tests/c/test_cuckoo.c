@@ -346,6 +346,9 @@ static void test_widths(void) {
     bg_filter *g = NULL;
     CHECK_STATUS(bg_filter_deserialize(file, size, &g), BG_OK);
     CHECK(g && same_file(f, g));
+    bg_info loaded;
+    bg_filter_info(g, &loaded);
+    CHECK_EQ_U64(loaded.bits_set, N / 2); /* occupied slots recounted from the table */
     bg_filter_free(g);
     free(file);
     bg_filter_free(f);
@@ -353,6 +356,9 @@ static void test_widths(void) {
   /* Rates below 8 / 2^32 would need fingerprints wider than 32 bits. */
   bg_filter *f = NULL;
   CHECK_STATUS(bg_filter_create(BG_KIND_CUCKOO, 100, 1e-9, 0, BG_KEY_UTF8, &f), BG_E_RANGE);
+  CHECK(f == NULL);
+  /* 2^40 items at 1%: 4 * B * f = 1.1e13 bits, past BG_MAX_BITS (8.8e12). */
+  CHECK_STATUS(bg_filter_create(BG_KIND_CUCKOO, (uint64_t)1 << 40, 0.01, 0, BG_KEY_UTF8, &f), BG_E_TOO_LARGE);
   CHECK(f == NULL);
 
   /* Tiny filters: one bucket. */
