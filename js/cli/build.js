@@ -86,7 +86,7 @@ export async function run(argv) {
 
     // After a counting pass the metadata is known up front; otherwise it is
     // attached once the input has been read.
-    filter = await createFilter(BloomFilter, options, capacity, counted ? describeBuild(input, options, counted) : undefined);
+    filter = await createFilter(BloomFilter, options, capacity, describeBuild(input, options, counted));
     const batch = new KeyBatch(filter, options.format === 'hibp' ? 'key' : 'item');
     const reader = new RecordReader(options.format, { ...options, onKey: batch.push });
     await readRecords(input, reader, progress, 'adding', batch.flush);
@@ -122,14 +122,16 @@ async function readRecords(input, reader, progress, phase, afterChunk) {
   progress.update(bytes, reader.items);
 }
 
-/** The metadata stored in the file: where the items came from, no timestamp unless asked. */
+/**
+ * The metadata stored in the file: where the items came from, no timestamp
+ * unless asked. Without a reader (before a single pass) the counts are left out.
+ */
 function describeBuild(input, options, reader) {
   return {
     source: input.label === 'stdin' ? 'stdin' : basename(input.path),
     format: options.format,
     ...(options.description !== undefined && { description: options.description }),
-    items: reader.items,
-    skipped: reader.skipped,
+    ...(reader && { items: reader.items, skipped: reader.skipped }),
     ...(options.format === 'hibp' && { minCount: options.minCount }),
     ...(options.created !== undefined && { created: options.created }),
   };
@@ -147,26 +149,43 @@ function filterSettings(options, capacity, metadata) {
 }
 
 async function createFilter(BloomFilter, options, capacity, metadata) {
+  const { sizeFor } = await import('../index.js');
   try {
     return await BloomFilter.create(filterSettings(options, capacity, metadata));
   } catch (error) {
     // The sizes come from the user's numbers: too large is a usage error.
     if (error?.code === 'E_RANGE' || error?.code === 'E_TOO_LARGE' || error instanceof RangeError) {
-      throw new CliError(`cannot size a filter for capacity ${capacity} at error rate ${options.errorRate}: ${error.message}`, error.code && typeof error.code === 'string' && error.code.startsWith('E_') ? error.code : 'E_RANGE', EXIT.USAGE);
+      const code = typeof error.code === 'string' && error.code.startsWith('E_') ? error.code : 'E_RANGE';
+      throw new CliError(`cannot size a filter for capacity ${capacity} at error rate ${options.errorRate}: ${error.message}`, code, EXIT.USAGE);
+    }
+    if (error?.code === 'E_NOMEM') {
+      const { m } = sizeFor({ capacity, errorRate: options.errorRate });
+      throw new CliError(
+        `cannot allocate ${formatBytes(m / 8)} for capacity ${capacity} at error rate ${options.errorRate}: out of memory ` +
+          '(WebAssembly memory is at most 4 GiB; lower --capacity or raise --error-rate)',
+        'E_NOMEM', EXIT.USAGE);
     }
     throw error;
   }
 }
 
-// With --capacity the input is read once, so the item count is known only at
-// the end. Without a metadata setter on the filter, its bits are OR-ed into a
-// fresh filter created with the metadata (same m, k and seed).
+// With --capacity the input is read once, so the item counts are known only
+// at the end. Without a metadata setter on the filter, its bits are OR-ed into
+// a fresh filter created with the full metadata (same m, k and seed). When
+// memory does not allow a second copy, the file keeps the metadata it was
+// created with (the header still records the item count).
 async function withMetadata(BloomFilter, filter, options, capacity, metadata) {
   if (typeof filter.setMetadata === 'function') {
     filter.setMetadata(metadata);
     return filter;
   }
-  const target = await createFilter(BloomFilter, options, capacity, metadata);
+  let target;
+  try {
+    target = await BloomFilter.create(filterSettings(options, capacity, metadata));
+  } catch (error) {
+    if (error?.code === 'E_NOMEM') return filter;
+    throw error;
+  }
   try {
     target.merge(filter);
   } catch (error) {

@@ -2,10 +2,11 @@
 
 export const EXIT_CODES_TEXT = `Exit codes:
   0   success
-  64  usage error: unknown command or option, missing argument, bad number
+  64  usage error: unknown command or option, missing argument, bad number,
+      or a --capacity/--error-rate too large to allocate
   65  data error: malformed input line, corrupt or incompatible filter file
   66  an input file cannot be opened or read
-  70  internal error (a bug: please report it)
+  70  internal error (a bug: please report it), or out of memory while writing
   73  the output file (or stdout) cannot be created or written`;
 
 export const MAIN_HELP = `bloomgate — Bloom filters for "definitely not / maybe" checks
