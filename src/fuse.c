@@ -310,10 +310,15 @@ static bg_status fuse16_contains_many(const void *state, const bg_hash_pair *has
 
 /* ---- building -------------------------------------------------------------- */
 
-/* Sort 64-bit words ascending: LSD radix sort, one byte per pass, through scratch[n]. */
+/*
+ * Sort 64-bit words ascending, through scratch[n]: an LSD radix sort on the
+ * top 32 bits (four passes of 8 bits), then insertion sort to order words
+ * that share those bits. The words are hashes, so such runs are short (about
+ * n^2 / 2^33 adjacent pairs in all) and the last pass is linear in practice.
+ */
 static void sort_u64(uint64_t *values, uint64_t *scratch, size_t n) {
   uint64_t *from = values, *to = scratch;
-  for (unsigned shift = 0; shift < 64; shift += 8) {
+  for (unsigned shift = 32; shift < 64; shift += 8) {
     size_t offsets[256] = {0};
     for (size_t i = 0; i < n; i++) offsets[(from[i] >> shift) & 0xff]++;
     size_t sum = 0;
@@ -327,7 +332,16 @@ static void sort_u64(uint64_t *values, uint64_t *scratch, size_t n) {
     from = to;
     to = swap;
   }
-  /* Eight passes: the sorted words are back in values. */
+  /* Four passes: the words are back in values. */
+  for (size_t i = 1; i < n; i++) {
+    uint64_t v = values[i];
+    size_t j = i;
+    while (j > 0 && values[j - 1] > v) {
+      values[j] = values[j - 1];
+      j--;
+    }
+    values[j] = v;
+  }
 }
 
 /* Scratch for the build, allocated once per seal and reused by every attempt. */
@@ -336,7 +350,7 @@ typedef struct {
   uint8_t *slot;        /* [n]: which of its three cells each peeled key was peeled from */
   uint8_t *cell_count;  /* [A]: (keys touching the cell << 2) | XOR of their slot numbers */
   uint64_t *cell_xor;   /* [A]: XOR of the mixed hashes of the keys touching the cell */
-  uint32_t *queue;      /* [A]: cells found with exactly one key */
+  uint32_t *queue;      /* [A]: stack of cells left with exactly one key */
   uint32_t *bucket;     /* [buckets + 1]: counting-sort offsets */
 } fuse_scratch;
 
@@ -387,32 +401,44 @@ static int fuse_try_build(const uint64_t *keys, size_t n, uint32_t segment_lengt
   }
   if (overflow) return 0;
 
-  size_t queued = 0;
-  for (uint32_t i = 0; i < array_length; i++)
-    if ((s->cell_count[i] >> 2) == 1) s->queue[queued++] = i;
-
+  /*
+   * Peel depth-first: scan the cells in order and, from each cell with one
+   * key, follow the cascade of cells it leaves with one key on a stack. The
+   * cascade stays within a few segments, so the cells it touches are cached.
+   */
+  uint8_t *restrict cell_count = s->cell_count;
+  uint64_t *restrict cell_xor = s->cell_xor;
+  uint32_t *restrict stack = s->queue;
   size_t peeled = 0;
-  for (size_t q = 0; q < queued; q++) {
-    uint32_t cell = s->queue[q];
-    uint8_t c = s->cell_count[cell];
-    if ((c >> 2) != 1) continue; /* emptied since it was queued */
-    uint32_t t = c & 3u;
-    if (t == 3) return 0; /* cannot happen for a count of one; refuse rather than misassign */
-    uint64_t x = s->cell_xor[cell];
-    s->order[peeled] = x; /* order[0..peeled) is already consumed, so it holds the peeled keys */
-    s->slot[peeled] = (uint8_t)t;
-    peeled++;
-    uint32_t p[3];
-    fuse_cells(x, segment_length, segment_count, p);
-    if (p[t] != cell) return 0; /* likewise impossible; a safety net against false negatives */
-    s->cell_count[cell] = 0;
-    s->cell_xor[cell] = 0;
-    for (uint32_t u = 0; u < 3; u++) {
-      if (u == t) continue;
-      uint32_t other = p[u];
-      s->cell_count[other] = (uint8_t)((s->cell_count[other] - 4) ^ u);
-      s->cell_xor[other] ^= x;
-      if ((s->cell_count[other] >> 2) == 1) s->queue[queued++] = other;
+  for (uint32_t start = 0; start < array_length; start++) {
+    if ((cell_count[start] >> 2) != 1) continue;
+    size_t depth = 0;
+    stack[depth++] = start;
+    while (depth) {
+      uint32_t cell = stack[--depth];
+      uint8_t c = cell_count[cell];
+      if ((c >> 2) != 1) continue; /* emptied since it was pushed */
+      uint32_t t = c & 3u;
+      if (t == 3) return 0; /* cannot happen for a count of one; refuse rather than misassign */
+      uint64_t x = cell_xor[cell];
+      uint32_t p[3];
+      fuse_cells(x, segment_length, segment_count, p);
+      if (p[t] != cell) return 0; /* likewise impossible; a safety net against false negatives */
+      /* order[0..peeled) is already consumed by the counting above, so it holds the peeled keys. */
+      s->order[peeled] = x;
+      s->slot[peeled] = (uint8_t)t;
+      peeled++;
+      cell_count[cell] = 0;
+      cell_xor[cell] = 0;
+      for (uint32_t u = 0; u < 3; u++) {
+        if (u == t) continue;
+        uint32_t other = p[u];
+        uint8_t left = (uint8_t)((cell_count[other] - 4) ^ u);
+        cell_count[other] = left;
+        cell_xor[other] ^= x;
+        /* A cell reaches one key once (counts only fall), so the stack never exceeds A. */
+        if ((left >> 2) == 1) stack[depth++] = other;
+      }
     }
   }
   if (peeled != n) return 0;
