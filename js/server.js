@@ -87,12 +87,26 @@ function rangeRows(records, padding) {
   return rows.join('\r\n');
 }
 
+async function resolveMounts(staticDir) {
+  if (!staticDir) return [];
+  const list = typeof staticDir === 'string' ? [{ prefix: '/', dir: staticDir }] : staticDir;
+  const mounts = [];
+  for (const { prefix, dir } of list) {
+    if (typeof prefix !== 'string' || !prefix.startsWith('/') || !prefix.endsWith('/')) {
+      throw new TypeError(`static mount prefix '${prefix}' must start and end with '/'`);
+    }
+    mounts.push({ prefix, root: await realpath(resolve(dir)) });
+  }
+  return mounts.sort((a, b) => b.prefix.length - a.prefix.length);
+}
+
 /**
  * @param {object} options
  * @param {Record<string, string>} [options.filters] name -> .bgf path, served at /filters/{name}.bgf
  * @param {string} [options.passwordStore] .bgs of SHA-1 records, for /range
  * @param {string} [options.urlStore] .bgs of SHA-256 records, for /hashes
- * @param {string} [options.staticDir] directory served for other GET paths
+ * @param {string | Array<{ prefix: string, dir: string }>} [options.staticDir] directory served
+ *   for other GET paths, or several mounted at URL prefixes (longest prefix wins)
  * @param {number} [options.maxAge=300] Cache-Control max-age of filters, seconds
  * @param {(error: Error) => void} [options.onError] unexpected handler errors (default: stderr)
  * @returns {Promise<import('node:http').Server & { stores: object }>} not yet listening
@@ -103,26 +117,29 @@ export async function createReferenceServer(options = {}) {
   const urlStore = options.urlStore ? await StoreReader.open(options.urlStore) : null;
   if (passwordStore && passwordStore.hashType !== 'sha1') throw new TypeError('passwordStore must hold sha1 records');
   if (urlStore && urlStore.hashType !== 'sha256') throw new TypeError('urlStore must hold sha256 records');
-  const staticRoot = options.staticDir ? await realpath(resolve(options.staticDir)) : null;
+  const mounts = await resolveMounts(options.staticDir);
   const maxAge = options.maxAge ?? 300;
   const onError = options.onError ?? ((error) => process.stderr.write(`bloomgate serve: ${error.stack ?? error}\n`));
 
   async function serveStatic(res, pathname) {
-    if (!staticRoot) return text(res, 404, 'not found');
+    const mount = mounts.find((m) => pathname === m.prefix.slice(0, -1) || pathname.startsWith(m.prefix));
+    if (!mount) return text(res, 404, 'not found');
     let decoded;
     try {
-      decoded = decodeURIComponent(pathname);
+      decoded = decodeURIComponent(pathname.slice(mount.prefix.length - 1));
     } catch {
       return text(res, 400, 'malformed path');
     }
     if (decoded.includes('\0')) return text(res, 400, 'malformed path');
-    let path = resolve(staticRoot, `.${decoded}`);
-    if (path !== staticRoot && !path.startsWith(staticRoot + sep)) return text(res, 404, 'not found');
+    const root = mount.root;
+    const inside = (p) => p === root || p.startsWith(root + sep);
+    let path = resolve(root, `.${decoded}`);
+    if (!inside(path)) return text(res, 404, 'not found');
     let info;
     try {
       // realpath: a symlink inside the root must not lead outside it.
       path = await realpath(path);
-      if (path !== staticRoot && !path.startsWith(staticRoot + sep)) return text(res, 404, 'not found');
+      if (!inside(path)) return text(res, 404, 'not found');
       info = await stat(path);
       if (info.isDirectory()) {
         path = join(path, 'index.html');
