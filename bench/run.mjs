@@ -303,9 +303,11 @@ async function main() {
   log(`timing ${cases.length} per-key cases`);
   const perKey = await runRounds(cases, roundOptions('per-key'));
   values.diag = {};
-  for (const [id, { median }] of perKey) {
+  const bestTimes = { bg: {}, bf: {}, bfs: {}, diag: {}, load: {} };
+  for (const [id, { median, min }] of perKey) {
     const [impl, name] = id.split('.');
     values[impl][name] = median;
+    bestTimes[impl][name] = min;
   }
 
   // Raw core (keys pre-packed in wasm memory) and the staging steps alone.
@@ -463,7 +465,10 @@ async function main() {
   const loads = await runRounds(loadCases, roundOptions('load'));
   scratch.release();
   values.load = { bytes1M: bytes1M.length, bytes10M: bytes10M.length };
-  for (const [id, { median }] of loads) values.load[id] = median / 1e6; // ms
+  for (const [id, { median, min }] of loads) {
+    values.load[id] = median / 1e6; // ms
+    bestTimes.load[id] = min / 1e6;
+  }
 
   // ---- the shipped module ----
   const wasmBytes = fs.readFileSync(path.join(root, 'wasm', 'bloomgate.wasm'));
@@ -471,24 +476,20 @@ async function main() {
   values.native = native.status === 'ok' ? native.result : null;
   machine.loadEnd = os.loadavg()[0];
 
-  // ---- targets (issue 2, item 6) ----
-  const v = values;
-  const nat = values.native;
-  const targets = [
-    target('`mightContain(string)` member vs bloomfilter', v.bg.member, v.bf.member, 0.75),
-    target('`mightContain(string)` non-member vs bloomfilter', v.bg.nonmember, v.bf.nonmember, 0.75),
-    target('`mightContain(string)` member vs bloom-filters', v.bg.member, v.bfs.member, 1 / 50),
-    target('`mightContain(string)` non-member vs bloom-filters', v.bg.nonmember, v.bfs.nonmember, 1 / 50),
-    target('insert `add(string)` vs bloomfilter', v.bg.add, v.bf.add, 0.75),
-    target('`mightContainMany(Uint8Array[])` member vs native `contains_many`', v.bg.manyU8Member, nat?.contains_many_member_ns, 2),
-    target('`mightContainMany(Uint8Array[])` non-member vs native `contains_many`', v.bg.manyU8Nonmember, nat?.contains_many_nonmember_ns, 2),
-    target('`mightContainMany(strings)` member vs single `mightContain`', v.bg.manyStrMember, v.bg.member, 1),
-    target('`mightContainMany(strings)` non-member vs single `mightContain`', v.bg.manyStrNonmember, v.bg.nonmember, 1),
-    target('file bytes vs m/8 + 1024', v.bg.fileBytes, Math.ceil(m / 8) + 1024, 1, `${v.bg.fileBytes} vs ${Math.ceil(m / 8) + 1024}`),
-    target(`\`BloomFilter.from\` of the ${config.loadN / 1e6}M-key filter vs copy`, v.load.from10M, v.load.copy10M, 3),
-    target(`\`loadFilter\` of the ${config.loadN / 1e6}M-key filter vs copy`, v.load.loadFilter10M, v.load.copy10M, 3),
-    target('wasm gzip -9 vs 40 KB (40,000 bytes)', v.wasm.gzip, 40_000, 1, `${v.wasm.gzip} bytes`),
-  ];
+  // The same figures from each case's fastest round: on a busy machine the
+  // median absorbs other processes' load; the best round is closer to the
+  // uncontended cost. Verdicts use the median; the report shows both ratios.
+  const best = structuredClone(values);
+  for (const [impl, times] of Object.entries(bestTimes)) Object.assign(best[impl], times);
+  if (best.native) {
+    for (const key of Object.keys(best.native)) {
+      const min = best.native[key.replace(/_(ns|ms)$/, '_min_$1')];
+      if (min !== undefined && /_(ns|ms)$/.test(key) && !/_min_/.test(key)) best.native[key] = min;
+    }
+  }
+  const targets = targetsFor(values, config, m);
+  const bestTargets = targetsFor(best, config, m);
+  targets.forEach((t, i) => (t.bestRatio = bestTargets[i].ratio));
 
   const report = renderReport({
     config,
@@ -506,6 +507,26 @@ async function main() {
   fs.writeFileSync(config.out, report);
   process.stdout.write(report);
   log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s; wrote ${path.relative(process.cwd(), config.out)}`);
+}
+
+/** The targets of issue 2, item 6, as ratios of figures from one run. */
+function targetsFor(v, config, m) {
+  const nat = v.native;
+  return [
+    target('`mightContain(string)` member vs bloomfilter', v.bg.member, v.bf.member, 0.75),
+    target('`mightContain(string)` non-member vs bloomfilter', v.bg.nonmember, v.bf.nonmember, 0.75),
+    target('`mightContain(string)` member vs bloom-filters', v.bg.member, v.bfs.member, 1 / 50),
+    target('`mightContain(string)` non-member vs bloom-filters', v.bg.nonmember, v.bfs.nonmember, 1 / 50),
+    target('insert `add(string)` vs bloomfilter', v.bg.add, v.bf.add, 0.75),
+    target('`mightContainMany(Uint8Array[])` member vs native `contains_many`', v.bg.manyU8Member, nat?.contains_many_member_ns, 2),
+    target('`mightContainMany(Uint8Array[])` non-member vs native `contains_many`', v.bg.manyU8Nonmember, nat?.contains_many_nonmember_ns, 2),
+    target('`mightContainMany(strings)` member vs single `mightContain`', v.bg.manyStrMember, v.bg.member, 1),
+    target('`mightContainMany(strings)` non-member vs single `mightContain`', v.bg.manyStrNonmember, v.bg.nonmember, 1),
+    target('file bytes vs m/8 + 1024', v.bg.fileBytes, Math.ceil(m / 8) + 1024, 1, `${v.bg.fileBytes} vs ${Math.ceil(m / 8) + 1024}`),
+    target(`\`BloomFilter.from\` of the ${config.loadN / 1e6}M-key filter vs copy`, v.load.from10M, v.load.copy10M, 3),
+    target(`\`loadFilter\` of the ${config.loadN / 1e6}M-key filter vs copy`, v.load.loadFilter10M, v.load.copy10M, 3),
+    target('wasm gzip -9 vs 40 KB (40,000 bytes)', v.wasm.gzip, 40_000, 1, `${v.wasm.gzip} bytes`),
+  ];
 }
 
 main().catch((error) => {

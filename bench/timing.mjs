@@ -36,7 +36,7 @@ export function median(values) {
  * Warm every case up, then run `rounds` rounds; each round runs every case once,
  * in an order rotated by one per round so implementations alternate and none
  * always runs first (or right after a GC-heavy neighbour). Returns
- * Map(case id -> { median, samples }) in ns per operation.
+ * Map(case id -> { median, min, samples }) in ns per operation.
  */
 export async function runRounds(cases, { rounds, minMs, warmupMs = minMs / 2, onProgress }) {
   for (const c of cases) await measure(c, warmupMs);
@@ -49,6 +49,6 @@ export async function runRounds(cases, { rounds, minMs, warmupMs = minMs / 2, on
     if (onProgress) onProgress(r + 1, rounds);
   }
   const out = new Map();
-  for (const [id, values] of samples) out.set(id, { median: median(values), samples: values });
+  for (const [id, values] of samples) out.set(id, { median: median(values), min: Math.min(...values), samples: values });
   return out;
 }
