@@ -30,7 +30,7 @@
 
 typedef struct {
   uint8_t *bytes;
-  uint32_t *offsets; /* count + 1 entries, as bg_bloom_contains_many expects */
+  uint32_t *offsets; /* count + 1 entries, as bg_filter_contains_many expects */
   size_t count;
 } key_set;
 
@@ -109,7 +109,7 @@ static double median(double *values, int count) {
 /* ---- the cases: each does one pass and returns the number of operations ---- */
 
 typedef struct {
-  bg_bloom *filter;
+  bg_filter *filter;
   key_set *members, *probes;
   size_t batch;
   uint8_t *results;
@@ -121,26 +121,26 @@ typedef struct {
 
 static size_t pass_add(context *c) {
   double t0 = now_ns();
-  bg_bloom_clear(c->filter);
+  bg_filter_clear(c->filter);
   c->untimed_ns += now_ns() - t0;
   const key_set *k = c->members;
   for (size_t i = 0; i < k->count; i++) {
-    bg_status rc = bg_bloom_add(c->filter, k->bytes + k->offsets[i], k->offsets[i + 1] - k->offsets[i]);
-    if (rc != BG_OK) die("bg_bloom_add", rc);
+    bg_status rc = bg_filter_add(c->filter, k->bytes + k->offsets[i], k->offsets[i + 1] - k->offsets[i]);
+    if (rc != BG_OK) die("bg_filter_add", rc);
   }
   return k->count;
 }
 
 static size_t pass_add_many(context *c) {
   double t0 = now_ns();
-  bg_bloom_clear(c->filter);
+  bg_filter_clear(c->filter);
   c->untimed_ns += now_ns() - t0;
   const key_set *k = c->members;
   for (size_t i = 0; i < k->count; i += c->batch) {
     size_t count = k->count - i < c->batch ? k->count - i : c->batch;
     /* offsets are absolute into k->bytes, so the batch starts at bytes + 0 */
-    bg_status rc = bg_bloom_add_many(c->filter, k->bytes, k->offsets + i, count);
-    if (rc != BG_OK) die("bg_bloom_add_many", rc);
+    bg_status rc = bg_filter_add_many(c->filter, k->bytes, k->offsets + i, count);
+    if (rc != BG_OK) die("bg_filter_add_many", rc);
   }
   return k->count;
 }
@@ -148,8 +148,8 @@ static size_t pass_add_many(context *c) {
 static size_t contains_pass(context *c, const key_set *k) {
   uint64_t hits = 0;
   for (size_t i = 0; i < k->count; i++) {
-    int r = bg_bloom_contains(c->filter, k->bytes + k->offsets[i], k->offsets[i + 1] - k->offsets[i]);
-    if (r < 0) die("bg_bloom_contains", r);
+    int r = bg_filter_contains(c->filter, k->bytes + k->offsets[i], k->offsets[i + 1] - k->offsets[i]);
+    if (r < 0) die("bg_filter_contains", r);
     hits += (uint64_t)r;
   }
   c->checksum += hits;
@@ -160,8 +160,8 @@ static size_t contains_many_pass(context *c, const key_set *k) {
   uint64_t hits = 0;
   for (size_t i = 0; i < k->count; i += c->batch) {
     size_t count = k->count - i < c->batch ? k->count - i : c->batch;
-    bg_status rc = bg_bloom_contains_many(c->filter, k->bytes, k->offsets + i, count, c->results);
-    if (rc != BG_OK) die("bg_bloom_contains_many", rc);
+    bg_status rc = bg_filter_contains_many(c->filter, k->bytes, k->offsets + i, count, c->results);
+    if (rc != BG_OK) die("bg_filter_contains_many", rc);
     for (size_t j = 0; j < count; j++) hits += c->results[j];
   }
   c->checksum += hits;
@@ -259,12 +259,12 @@ int main(int argc, char **argv) {
   }
 
   key_set members = make_keys(0, n), probes = make_keys((uint32_t)n, n);
-  bg_bloom *filter;
-  bg_status rc = bg_bloom_create(n, error_rate, 0, BG_KEY_UTF8, &filter);
-  if (rc != BG_OK) die("bg_bloom_create", rc);
+  bg_filter *filter;
+  bg_status rc = bg_filter_create(BG_KIND_CLASSIC, n, error_rate, 0, BG_KEY_UTF8, &filter);
+  if (rc != BG_OK) die("bg_filter_create", rc);
 
   bg_info info;
-  bg_bloom_info(filter, &info);
+  bg_filter_info(filter, &info);
   context c = {filter, &members, &probes, batch, xmalloc(batch), 0, 0, info.m, info.k};
   double min_ns = min_ms * 1e6;
 
@@ -272,16 +272,16 @@ int main(int argc, char **argv) {
   run_cases(inserts, 2, &c, rounds, min_ns);
 
   /* Queries run against exactly the n members, added once. */
-  bg_bloom_clear(filter);
+  bg_filter_clear(filter);
   for (size_t i = 0; i < n; i++) {
-    rc = bg_bloom_add(filter, members.bytes + members.offsets[i], members.offsets[i + 1] - members.offsets[i]);
-    if (rc != BG_OK) die("bg_bloom_add", rc);
+    rc = bg_filter_add(filter, members.bytes + members.offsets[i], members.offsets[i + 1] - members.offsets[i]);
+    if (rc != BG_OK) die("bg_filter_add", rc);
   }
   uint64_t false_negatives = 0, false_positives = 0;
   for (size_t i = 0; i < n; i++) {
-    false_negatives += bg_bloom_contains(filter, members.bytes + members.offsets[i],
+    false_negatives += bg_filter_contains(filter, members.bytes + members.offsets[i],
                                          members.offsets[i + 1] - members.offsets[i]) != 1;
-    false_positives += bg_bloom_contains(filter, probes.bytes + probes.offsets[i],
+    false_positives += bg_filter_contains(filter, probes.bytes + probes.offsets[i],
                                          probes.offsets[i + 1] - probes.offsets[i]) == 1;
   }
 
@@ -294,20 +294,20 @@ int main(int argc, char **argv) {
   run_cases(queries, 6, &c, rounds, min_ns);
 
   /* Load: validate (checksum included) and copy the payload, against a plain memcpy. */
-  size_t size = bg_bloom_serialized_size(filter), written = 0;
+  size_t size = bg_filter_serialized_size(filter), written = 0;
   uint8_t *file = xmalloc(size), *copy = xmalloc(size);
-  rc = bg_bloom_serialize(filter, file, size, &written);
-  if (rc != BG_OK) die("bg_bloom_serialize", rc);
+  rc = bg_filter_serialize(filter, file, size, &written);
+  if (rc != BG_OK) die("bg_filter_serialize", rc);
   double load_rounds[MAX_ROUNDS], copy_rounds[MAX_ROUNDS];
   for (int r = -1; r < rounds; r++) { /* r = -1 is the warm-up */
     size_t loads = 0, copies = 0;
     double start = now_ns(), load_ns, copy_ns;
     do {
-      bg_bloom *loaded;
-      rc = bg_bloom_deserialize(file, written, &loaded);
-      if (rc != BG_OK) die("bg_bloom_deserialize", rc);
+      bg_filter *loaded;
+      rc = bg_filter_deserialize(file, written, &loaded);
+      if (rc != BG_OK) die("bg_filter_deserialize", rc);
       c.checksum += loaded != NULL;
-      bg_bloom_free(loaded);
+      bg_filter_free(loaded);
       loads++;
     } while ((load_ns = now_ns() - start) < min_ns);
     start = now_ns();
@@ -343,7 +343,7 @@ int main(int argc, char **argv) {
   free(file);
   free(copy);
   free(c.results);
-  bg_bloom_free(filter);
+  bg_filter_free(filter);
   free_keys(&members);
   free_keys(&probes);
   return 0;

@@ -4,6 +4,8 @@
 // marshalling around it. Benchmark-only; applications never do this.
 import fs from 'node:fs';
 
+const KIND_CLASSIC = 1;
+
 /**
  * @param {string} wasmPath path of bloomgate.wasm
  * @param {{bytes: Uint8Array, offsets: Uint32Array}} members packed member keys
@@ -15,6 +17,12 @@ export async function rawCore(wasmPath, members, probes, { n, errorRate }) {
   });
   const ex = instance.exports;
   if (typeof ex._initialize === 'function') ex._initialize();
+  // The generic bg_filter_* exports, or the classic-only bg_bloom_* of older builds.
+  const pick = (name) => {
+    const fn = ex[`bg_filter_${name}`] ?? ex[`bg_bloom_${name}`];
+    if (typeof fn !== 'function') throw new Error(`raw wasm: no bg_filter_${name} / bg_bloom_${name} export`);
+    return fn;
+  };
   const malloc = (size) => {
     const ptr = ex.malloc(size) >>> 0;
     if (ptr === 0) throw new Error(`raw wasm: malloc(${size}) failed`);
@@ -29,25 +37,28 @@ export async function rawCore(wasmPath, members, probes, { n, errorRate }) {
   };
   const m = place(members);
   const p = place(probes);
-  const out = malloc(64);
+  const out = malloc(1024); // out-parameters: filter pointer, hash words, flattened header (doubles)
+  const listId = malloc(64);
   const results = malloc(1 << 16);
   const scratch = malloc(1024);
-  const rc = ex.bgw_bloom_create(n, errorRate, 0, 0, 0, out);
-  if (rc !== 0) throw new Error(`raw wasm: bgw_bloom_create returned ${rc}`);
+  const rc = ex.bgw_filter_create
+    ? ex.bgw_filter_create(KIND_CLASSIC, n, errorRate, 0, 0, 0, out)
+    : ex.bgw_bloom_create(n, errorRate, 0, 0, 0, out);
+  if (rc !== 0) throw new Error(`raw wasm: creating the filter returned ${rc}`);
   const filter = new Uint32Array(ex.memory.buffer)[out >>> 2];
-  const check = (rc, what) => {
-    if (rc < 0) throw new Error(`raw wasm: ${what} returned ${rc}`);
-  };
-  check(ex.bg_bloom_add_many(filter, m.items, m.offs, n), 'bg_bloom_add_many');
+  const addMany = pick('add_many');
+  const added = addMany(filter, m.items, m.offs, n);
+  if (added < 0) throw new Error(`raw wasm: add_many returned ${added}`);
   let heapView = new Uint8Array(ex.memory.buffer);
   const heap = () => (heapView.buffer === ex.memory.buffer ? heapView : (heapView = new Uint8Array(ex.memory.buffer)));
   return {
     exports: ex,
     filter,
+    contains: pick('contains'),
+    containsMany: pick('contains_many'),
     members: m,
     probes: p,
     results,
-    scratch,
     // Taken after the last allocation above; placeFile() below may grow memory, so it comes last.
     scratchView: heap().subarray(scratch, scratch + 1024),
     hashOut: out,
@@ -60,7 +71,7 @@ export async function rawCore(wasmPath, members, probes, { n, errorRate }) {
     },
     /** bgw_file_validate: every header check plus the XXH3-64 checksum over the file. */
     validate(ptr, length) {
-      return ex.bgw_file_validate(ptr, length, out);
+      return ex.bgw_file_validate(ptr, length, out, listId);
     },
   };
 }

@@ -81,7 +81,7 @@ export function renderReport(r) {
   out.push('');
   out.push(
     table(
-      ['Filter', 'file bytes', '`BloomFilter.from(bytes)`', '`loadFilter(bytes)`', 'copy into wasm memory', 'C `bg_bloom_deserialize`', 'C `memcpy`'],
+      ['Filter', 'file bytes', '`BloomFilter.from(bytes)`', '`loadFilter(bytes)`', 'copy into wasm memory', 'C `bg_filter_deserialize`', 'C `memcpy`'],
       [
         [`${fmtBytes(c.n)} keys`, fmtBytes(v.load.bytes1M), fmtMs(v.load.from1M), fmtMs(v.load.loadFilter1M), fmtMs(v.load.copy1M), fmtMs(v.native?.deserialize_ms), fmtMs(v.native?.memcpy_ms)],
         [`${fmtBytes(c.loadN)} keys`, fmtBytes(v.load.bytes10M), fmtMs(v.load.from10M), fmtMs(v.load.loadFilter10M), fmtMs(v.load.copy10M), '–', '–'],
@@ -106,12 +106,12 @@ export function renderReport(r) {
         ['Step', 'member', 'non-member'],
         [
           ['`mightContain(string)` through the API', fmtNs(v.bg.member), fmtNs(v.bg.nonmember)],
-          ['raw wasm `bg_bloom_contains`, one call per key', fmtNs(d.rawMember), fmtNs(d.rawNonmember)],
-          ['native `bg_bloom_contains`', fmtNs(v.native?.contains_member_ns), fmtNs(v.native?.contains_nonmember_ns)],
+          ['raw wasm `bg_filter_contains`, one call per key', fmtNs(d.rawMember), fmtNs(d.rawNonmember)],
+          ['native `bg_filter_contains`', fmtNs(v.native?.contains_member_ns), fmtNs(v.native?.contains_nonmember_ns)],
           ['→ JavaScript side of a string query (API − raw)', fmtNs(minus(v.bg.member, d.rawMember)), fmtNs(minus(v.bg.nonmember, d.rawNonmember))],
           ['`mightContainMany(Uint8Array[])` through the API', fmtNs(v.bg.manyU8Member), fmtNs(v.bg.manyU8Nonmember)],
-          ['raw wasm `bg_bloom_contains_many`, batches of ' + c.batch, fmtNs(d.rawManyMember), fmtNs(d.rawManyNonmember)],
-          ['native `bg_bloom_contains_many`', fmtNs(v.native?.contains_many_member_ns), fmtNs(v.native?.contains_many_nonmember_ns)],
+          ['raw wasm `bg_filter_contains_many`, batches of ' + c.batch, fmtNs(d.rawManyMember), fmtNs(d.rawManyNonmember)],
+          ['native `bg_filter_contains_many`', fmtNs(v.native?.contains_many_member_ns), fmtNs(v.native?.contains_many_nonmember_ns)],
           ['→ JavaScript side of a batch (API − raw)', fmtNs(minus(v.bg.manyU8Member, d.rawManyMember)), fmtNs(minus(v.bg.manyU8Nonmember, d.rawManyNonmember))],
         ],
       ),

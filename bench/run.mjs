@@ -319,7 +319,8 @@ async function main() {
       pass() {
         const { items, offsets } = set;
         let hits = 0;
-        for (let i = 0; i < n; i++) hits += ex.bg_bloom_contains(raw.filter, items + offsets[i], offsets[i + 1] - offsets[i]);
+        const contains = raw.contains;
+        for (let i = 0; i < n; i++) hits += contains(raw.filter, items + offsets[i], offsets[i + 1] - offsets[i]);
         sink.value += hits;
         return n;
       },
@@ -331,8 +332,8 @@ async function main() {
         let hits = 0;
         for (let i = 0; i < n; i += batch) {
           const count = Math.min(batch, n - i);
-          const rc = ex.bg_bloom_contains_many(raw.filter, set.items, set.offs + 4 * i, count, raw.results);
-          if (rc < 0) throw new Error(`raw bg_bloom_contains_many returned ${rc}`);
+          const rc = raw.containsMany(raw.filter, set.items, set.offs + 4 * i, count, raw.results);
+          if (rc < 0) throw new Error(`raw contains_many returned ${rc}`);
           for (let j = 0; j < count; j++) hits += heap[raw.results + j];
         }
         sink.value += hits;
