@@ -1,6 +1,7 @@
 // Splitting a byte stream into lines without holding more than one line.
 // Lines end in LF; a CR before the LF is dropped (CRLF input); the last line
-// may lack its LF. Lines are handed out as byte ranges of the input, not
+// may lack its LF. A UTF-8 byte order mark at the very start (Windows editors
+// write one) is not part of the first line. Lines are handed out as byte ranges of the input, not
 // strings: a key is the line's exact bytes, no decoding happens on the hot
 // path, and no object is allocated per line unless the consumer needs a view.
 
@@ -9,6 +10,7 @@ export const MAX_LINE_BYTES = 64 * 1024;
 
 const LF = 10;
 const CR = 13;
+const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
 
 export class LineSplitter {
   /**
@@ -26,12 +28,17 @@ export class LineSplitter {
     this.carry = Buffer.allocUnsafe(maxLineBytes + 2);
     this.carryLength = 0;
     this.overflow = false;
+    this.bomBytes = 0; // bytes of a byte order mark matched so far; -1 once past the start
   }
 
   /** Feed the next chunk of input. */
   push(chunk) {
     const length = chunk.length;
     let start = 0;
+    if (this.bomBytes >= 0) {
+      start = this.#skipBom(chunk);
+      if (this.bomBytes >= 0) return; // the chunk ended inside a possible byte order mark
+    }
     while (start < length) {
       const end = chunk.indexOf(LF, start);
       if (end === -1) {
@@ -50,7 +57,29 @@ export class LineSplitter {
 
   /** The input is over: emit a last line that had no LF. */
   end() {
+    if (this.bomBytes > 0) this.#append(BOM, 0, this.bomBytes); // input was a BOM prefix only
+    this.bomBytes = -1;
     if (this.carryLength > 0 || this.overflow) this.#emitCarry();
+  }
+
+  // Match the byte order mark at the input's start, even when chunks split it.
+  // Returns where the data starts in this chunk.
+  #skipBom(chunk) {
+    let i = 0;
+    while (i < chunk.length && this.bomBytes < BOM.length && chunk[i] === BOM[this.bomBytes]) {
+      i++;
+      this.bomBytes++;
+    }
+    if (this.bomBytes === BOM.length) {
+      this.bomBytes = -1;
+      return i;
+    }
+    if (i < chunk.length) {
+      // Not a byte order mark: what looked like one is data.
+      this.#append(BOM, 0, this.bomBytes);
+      this.bomBytes = -1;
+    }
+    return i;
   }
 
   #append(chunk, start, end) {

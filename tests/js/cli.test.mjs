@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { LineSplitter } from '../../js/cli/lines.js';
+
 const CLI = fileURLToPath(new URL('../../js/cli.js', import.meta.url));
 const PACKAGE = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
 
@@ -144,10 +146,10 @@ test('build from stdin (a pipe and a redirected file) sizes for the item count',
   assert.deepEqual(readFileSync(join(dir, 'piped.bgf')), readFileSync(join(dir, 'redirected.bgf')));
 });
 
-test('CRLF input gives the same bits as LF input; empty lines are skipped', () => {
+test('CRLF input (with a BOM) gives the same bits as LF input; empty lines are skipped', () => {
   const items = words('crlf-', 200);
   file('lf.txt', `${items.join('\n')}\n`);
-  file('crlf.txt', `${items.join('\r\n')}\r\n\r\n\r\n`);
+  file('crlf.txt', `\ufeff${items.join('\r\n')}\r\n\r\n\r\n`); // with a byte order mark, as Windows editors write
   assert.equal(run(['build', 'lf.txt', '-o', 'lf.bgf']).status, 0);
   assert.equal(run(['build', 'crlf.txt', '-o', 'crlf.bgf']).status, 0);
   assert.deepEqual(payload('crlf.bgf'), payload('lf.bgf'));
@@ -476,4 +478,38 @@ test('--help and --version', async () => {
   const version = run(['--version']);
   assert.equal(version.status, 0);
   assert.equal(version.stdout, `${PACKAGE.version}\n`);
+});
+
+test('line splitting does not depend on where chunks end', () => {
+  const long = 'y'.repeat(70000);
+  const text = Buffer.from(`\ufeffalpha\r\nbeta\n\n${long}\r\ngamma\r\n\u00e9t\u00e9\nlast`);
+  const expected = [['alpha', 1, false], ['beta', 2, false], ['', 3, false], ['yyyyyyyy', 4, true], ['gamma', 5, false], ['\u00e9t\u00e9', 6, false], ['last', 7, false]];
+  const split = (chunkSizes, input) => {
+    const lines = [];
+    const splitter = new LineSplitter((buffer, start, end, lineNumber, tooLong) => {
+      lines.push([Buffer.from(buffer.subarray(start, tooLong ? start + 8 : end)).toString('utf8'), lineNumber, tooLong]);
+    });
+    let offset = 0;
+    for (let i = 0; offset < input.length; i++) {
+      const size = chunkSizes[i % chunkSizes.length];
+      splitter.push(input.subarray(offset, offset + size));
+      offset += size;
+    }
+    splitter.end();
+    return lines;
+  };
+  for (const sizes of [[text.length], [1], [2], [3], [7, 1], [4096], [65535, 2, 1], [5, 65536, 3]]) {
+    assert.deepEqual(split(sizes, text), expected, `chunks of ${sizes.join(',')}`);
+  }
+  // Bytes that only begin like a byte order mark are data.
+  const almost = Buffer.from([0xef, 0xbb, 0x41, 0x0a, 0x42]);
+  for (const sizes of [[1], [2], [5]]) {
+    const raw = [];
+    const splitter = new LineSplitter((buffer, start, end) => raw.push(Buffer.from(buffer.subarray(start, end)).toString('hex')));
+    for (let offset = 0; offset < almost.length; offset += sizes[0]) splitter.push(almost.subarray(offset, offset + sizes[0]));
+    splitter.end();
+    assert.deepEqual(raw, ['efbb41', '42'], `chunks of ${sizes[0]}`);
+  }
+  assert.deepEqual(split([1], Buffer.from([0xef, 0xbb])).length, 1);
+  assert.deepEqual(split([1], Buffer.from([0xef, 0xbb, 0xbf])), []);
 });
