@@ -27,7 +27,8 @@ export const inputError = (message) => new CliError(message, 'E_INPUT', EXIT.DAT
 // Library codes that mean "the file or data is bad", as opposed to a bug.
 const DATA_CODES = new Set([
   'E_TRUNCATED', 'E_MAGIC', 'E_VERSION', 'E_HEADER', 'E_TRAILING', 'E_CHECKSUM', 'E_KIND',
-  'E_KEY_ENCODING', 'E_HASH', 'E_PAYLOAD', 'E_INCOMPATIBLE', 'E_METADATA', 'E_INPUT',
+  'E_KEY_ENCODING', 'E_HASH', 'E_PAYLOAD', 'E_INCOMPATIBLE', 'E_METADATA', 'E_INPUT', 'E_URL',
+  'E_UNSUPPORTED', 'E_STATIC', 'E_FULL',
 ]);
 // Library codes caused by the numbers the user typed.
 const USAGE_CODES = new Set(['E_RANGE', 'E_TOO_LARGE']);

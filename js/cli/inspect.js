@@ -5,7 +5,8 @@ import { readFilterBytes } from './filter-file.js';
 import { COMMAND_HELP } from './help.js';
 import { formatBytes, formatCount } from './progress.js';
 
-const KIND_NAMES = { 1: 'classic' };
+// Ids from docs/FORMAT.md.
+const KIND_NAMES = { 1: 'classic', 2: 'blocked', 3: 'fuse8', 4: 'fuse16', 5: 'counting', 6: 'scalable', 7: 'cuckoo' };
 const KEY_ENCODING_NAMES = { 0: 'utf8', 1: 'sha1', 2: 'url' };
 const HASH_NAMES = { 1: 'xxh3-128' };
 // Validation steps that run after the checksum (docs/FORMAT.md): the checksum
@@ -50,7 +51,7 @@ export function describe(path, bytes, result) {
     header,
     metadata: result.ok ? result.metadata : header ? unverifiedMetadata(header, bytes) : null,
     stats,
-    warnings: header && stats ? warnings(header, stats) : [],
+    warnings: header && stats ? warnings(header, stats, Boolean(result.stats.overFilled)) : [],
   };
 }
 
@@ -101,21 +102,18 @@ function unverifiedMetadata(header, bytes) {
 
 /**
  * Over capacity: more items were added than the filter was sized for.
- * Over-full: more bits are set than the sizing expects at capacity. With an
- * integer k the expected fill at capacity, 1 - e^(-k n / m), is a little above
- * 0.5 (0.518 at p = 0.01), so "fill > 0.5" alone would flag every correctly
- * sized full filter; the warning needs the fill above both 0.5 and that
- * expectation by three standard deviations.
+ * Over-full: the library's judgement (stats.overFilled), so the CLI and the API
+ * agree. It is not "fill > 0.5": with k rounded to an integer a correctly sized
+ * filter is a little over half full at capacity (0.518 at p = 0.01), so the
+ * library flags a fill whose implied error rate is past twice the target.
  */
-export function warnings(header, stats) {
+export function warnings(header, stats, overFilled) {
   const list = [];
   if (header.count > header.capacity) {
     list.push(`over capacity: ${formatCount(header.count)} items inserted into a filter sized for ${formatCount(header.capacity)}; the error rate exceeds its target of ${header.errorRate}`);
   }
-  const expected = 1 - Math.exp((-header.k * header.capacity) / header.m);
-  const noise = 3 * Math.sqrt((expected * (1 - expected)) / header.m);
-  if (stats.fillRatio > 0.5 && stats.fillRatio > expected + noise) {
-    list.push(`over-full: answers degrade; rebuild with a larger capacity (fill ratio ${stats.fillRatio.toFixed(4)}, expected at most ${expected.toFixed(4)} at capacity)`);
+  if (overFilled) {
+    list.push(`over-full: answers degrade; rebuild with a larger capacity (fill ratio ${stats.fillRatio.toFixed(4)}, error rate now about ${formatRate(stats.estimatedErrorRate)})`);
   }
   return list;
 }

@@ -35,7 +35,12 @@ export async function run(argv) {
       const filter = await loadFilterFile(BloomFilter, path);
       try {
         checkCompatible(positionals[0], firstStats, path, filter.stats());
-        merged.merge(filter);
+        try {
+          merged.merge(filter);
+        } catch (error) {
+          if (error?.code !== 'E_UNSUPPORTED') throw error;
+          throw new CliError(`filters of kind ${firstStats.kind} cannot be merged`, error.code, EXIT.DATA);
+        }
         inputs.push(describeInput(path, filter));
       } catch (error) {
         throw inFile(path, error);
