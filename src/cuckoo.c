@@ -9,7 +9,8 @@
  * Choices (docs/kinds/cuckoo.md has the reasons and the payload layout):
  *  - f = the smallest width in 4..32 with 2*4 / 2^f <= p: a query compares
  *    against at most 8 stored fingerprints, each matching with probability
- *    about 2^-f. Rates below 8 / 2^32 cannot be met and are refused.
+ *    about 2^-f. Rates below 8 / 2^32 cannot be met and are refused. Very
+ *    large tables need at least ceil(log2(B) / 4) bits to fill.
  *  - B = ceil(5n / 19): the load at capacity is n / 4B <= 95%. B is not a
  *    power of two, so the other bucket is j = (H(fp) - i) mod B, which is an
  *    involution for any B (applied twice it gives i back), where the usual
@@ -51,17 +52,29 @@ typedef struct {
 
 /* ---- sizing ------------------------------------------------------------- */
 
-/* The smallest f with 8 / 2^f <= p, i.e. p * 2^f >= 8. ldexp is exact, so native and wasm agree. */
-static bg_status fingerprint_bits_for(double error_rate, uint32_t *bits) {
+/* ceil(n / (4 * 0.95)) = ceil(5n / 19), in integers (n <= 2^53, so 5n cannot overflow). */
+static uint64_t buckets_for(uint64_t capacity) { return (5 * capacity + 18) / 19; }
+
+/*
+ * f: the smallest width with 8 / 2^f <= p, i.e. p * 2^f >= 8 (ldexp is exact,
+ * so native and wasm agree), and at least ceil(log2(B) / 4). The floor is
+ * there because a fingerprint of f bits has only 2^f - 1 other buckets to go
+ * to: measured here, 4-bit fingerprints still fill 2^21 buckets past capacity
+ * but fail below capacity at 2^23, while 5 and 6 bits fill 2^23 buckets
+ * easily. B <= 2^(4f) keeps every width well inside what was measured. It
+ * only matters for rates above 3% (f <= 7) with more than 2^28 buckets, or
+ * above 50% with more than 65,536.
+ */
+static bg_status fingerprint_bits_for(double error_rate, uint64_t buckets, uint32_t *bits) {
   uint32_t f = MIN_BITS;
   while (f <= MAX_BITS && ldexp(error_rate, (int)f) < 2.0 * SLOTS) f++;
   BG_RETURN_IF(f > MAX_BITS, BG_E_RANGE);
-  *bits = f;
+  uint32_t log2_buckets = 0; /* ceil(log2(B)) */
+  while (log2_buckets < 64 && ((uint64_t)1 << log2_buckets) < buckets) log2_buckets++;
+  uint32_t floor_bits = (log2_buckets + 3) / 4;
+  *bits = f > floor_bits ? f : floor_bits;
   return BG_OK;
 }
-
-/* ceil(n / (4 * 0.95)) = ceil(5n / 19), in integers (n <= 2^53, so 5n cannot overflow). */
-static uint64_t buckets_for(uint64_t capacity) { return (5 * capacity + 18) / 19; }
 
 static uint64_t table_bytes_for(uint64_t buckets, uint32_t bits) {
   return (buckets * SLOTS * bits + 7) / 8;
@@ -204,10 +217,10 @@ static bg_status cuckoo_alloc(uint64_t buckets, uint32_t bits, cuckoo **out) {
 }
 
 static bg_status cuckoo_create(const bg_kind_params *params, void **state) {
-  uint32_t bits;
-  bg_status rc = fingerprint_bits_for(params->error_rate, &bits);
-  if (rc != BG_OK) return rc;
   uint64_t buckets = buckets_for(params->capacity);
+  uint32_t bits;
+  bg_status rc = fingerprint_bits_for(params->error_rate, buckets, &bits);
+  if (rc != BG_OK) return rc;
   /* buckets <= 2^51 and bits <= 32: the product fits 64 bits. */
   BG_RETURN_IF(buckets * SLOTS * bits > BG_MAX_BITS, BG_E_TOO_LARGE);
   cuckoo *c = NULL;
@@ -361,9 +374,9 @@ static bg_status cuckoo_validate(const bg_header *h, const uint8_t *payload) {
   BG_RETURN_IF(h->m < 1 || h->m > BG_MAX_BITS, BG_E_HEADER);
   BG_RETURN_IF(h->capacity < 1 || h->capacity > BG_MAX_CAPACITY, BG_E_HEADER);
   BG_RETURN_IF(!(h->error_rate > 0.0 && h->error_rate < 1.0), BG_E_HEADER);
-  uint32_t bits;
-  BG_RETURN_IF(fingerprint_bits_for(h->error_rate, &bits) != BG_OK, BG_E_HEADER);
   uint64_t buckets = buckets_for(h->capacity);
+  uint32_t bits;
+  BG_RETURN_IF(fingerprint_bits_for(h->error_rate, buckets, &bits) != BG_OK, BG_E_HEADER);
   BG_RETURN_IF(h->m != buckets * SLOTS * bits, BG_E_HEADER);
 
   BG_RETURN_IF(h->payload_length != PREAMBLE + table_bytes_for(buckets, bits), BG_E_PAYLOAD);

@@ -63,13 +63,16 @@ static int same_file(const bg_filter *a, const bg_filter *b) {
   return same;
 }
 
-/* The geometry the kind documents: f = smallest width with 8 / 2^f <= p, B = ceil(5n / 19). */
-static uint32_t expected_bits(double p) {
+/*
+ * The geometry the kind documents: B = ceil(5n / 19); f = the smallest width
+ * with 8 / 2^f <= p and B <= 2^(4f).
+ */
+static uint64_t expected_buckets(uint64_t n) { return (5 * n + 18) / 19; }
+static uint32_t expected_bits(double p, uint64_t n) {
   uint32_t f = 4;
-  while (8.0 / ldexp(1.0, (int)f) > p) f++;
+  while (8.0 / ldexp(1.0, (int)f) > p || ldexp(1.0, (int)(4 * f)) < (double)expected_buckets(n)) f++;
   return f;
 }
-static uint64_t expected_buckets(uint64_t n) { return (5 * n + 18) / 19; }
 
 static void test_error_rate(double p) {
   bg_filter *f = make(N_KEYS, p, 0);
@@ -83,7 +86,7 @@ static void test_error_rate(double p) {
 
   bg_info info;
   bg_filter_info(f, &info);
-  uint32_t bits = expected_bits(p);
+  uint32_t bits = expected_bits(p, N_KEYS);
   uint64_t buckets = expected_buckets(N_KEYS);
   CHECK_EQ_U64(info.kind, BG_KIND_CUCKOO);
   CHECK_EQ_U64(info.m, buckets * 4 * bits);
@@ -318,7 +321,7 @@ static void test_widths(void) {
     REQUIRE(f != NULL);
     bg_info info;
     bg_filter_info(f, &info);
-    CHECK_EQ_U64(expected_bits(cases[c].p), cases[c].bits);
+    CHECK_EQ_U64(expected_bits(cases[c].p, N), cases[c].bits);
     CHECK_EQ_U64(info.m, expected_buckets(N) * 4 * cases[c].bits);
     add_range(f, "w", 0, N);
     CHECK_EQ_U64(count_present(f, "w", 0, N), N);
@@ -353,6 +356,25 @@ static void test_widths(void) {
     free(file);
     bg_filter_free(f);
   }
+  /* Large tables get at least ceil(log2(B) / 4) bits: 4 bits up to 65,536 buckets, then 5. */
+  static const struct {
+    uint64_t capacity;
+    double p;
+    uint64_t buckets;
+    uint32_t bits;
+  } floors[] = {{249000, 0.5, 65527, 4}, {249040, 0.5, 65537, 5}, {1000000, 0.5, 263158, 5},
+                {1000000, 0.3, 263158, 5}, {1000000, 0.2, 263158, 6}};
+  for (size_t c = 0; c < sizeof floors / sizeof floors[0]; c++) {
+    bg_filter *g = make(floors[c].capacity, floors[c].p, 0);
+    REQUIRE(g != NULL);
+    bg_info info;
+    bg_filter_info(g, &info);
+    CHECK_EQ_U64(expected_buckets(floors[c].capacity), floors[c].buckets);
+    CHECK_EQ_U64(expected_bits(floors[c].p, floors[c].capacity), floors[c].bits);
+    CHECK_EQ_U64(info.m, floors[c].buckets * 4 * floors[c].bits);
+    bg_filter_free(g);
+  }
+
   /* Rates below 8 / 2^32 would need fingerprints wider than 32 bits. */
   bg_filter *f = NULL;
   CHECK_STATUS(bg_filter_create(BG_KIND_CUCKOO, 100, 1e-9, 0, BG_KEY_UTF8, &f), BG_E_RANGE);
