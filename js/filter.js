@@ -1,5 +1,5 @@
 /**
- * filter.js — BloomFilter, the classic Bloom filter, and sizeFor().
+ * filter.js — BloomFilter (every kind of the family) and sizeFor().
  *
  * Factories are async (they may instantiate the wasm module); everything else
  * is synchronous. Arguments are validated here, in JavaScript, before anything
@@ -15,8 +15,14 @@ const LN2_SQUARED = 0.48045301391820142467;
 const MAX_CAPACITY = 2 ** 53; // BG_MAX_CAPACITY
 const MAX_BITS = 2 ** 43; // BG_MAX_BITS
 
-const KINDS = new Map([['classic', 1]]);
-const KIND_NAMES = new Map([[1, 'classic']]);
+// Header ids of the kinds (src/bloomgate.h, bg_kind). 'fuse' picks the width from errorRate.
+const KINDS = new Map([['classic', 1], ['blocked', 2], ['fuse8', 3], ['fuse16', 4], ['counting', 5], ['scalable', 6], ['cuckoo', 7]]);
+const KIND_NAMES = new Map([...KINDS].map(([name, id]) => [id, name]));
+/** Binary fuse filters are built once from all their keys. */
+const STATIC_KINDS = new Set([3, 4]);
+/** Kinds sized exactly like the classic filter (sizeFor applies to them). */
+const CLASSIC_SIZED = new Set([1, 5, 6]);
+const URL_EXPRESSIONS = 30; // BG_URL_MAX_EXPRESSIONS
 const KEY_ENCODINGS = new Map([['utf8', 0], ['sha1', 1], ['url', 2]]);
 const KEY_ENCODING_NAMES = new Map([[0, 'utf8'], [1, 'sha1'], [2, 'url']]);
 const HASH_NAMES = new Map([[1, 'xxh3-128']]);
@@ -85,9 +91,11 @@ function parseSeed(seed) {
   throw new TypeError(`seed must be a number or a BigInt, got ${describe(seed)}`);
 }
 
-function parseKind(kind) {
+function parseKind(kind, errorRate) {
   if (kind === undefined) return 1;
   if (typeof kind !== 'string') throw new TypeError(`kind must be a string, got ${describe(kind)}`);
+  // A fuse filter's rate is fixed by its fingerprint: 2^-8 (0.39%) or 2^-16 (0.0015%).
+  if (kind === 'fuse') return errorRate >= 2 ** -8 ? 3 : 4;
   const value = KINDS.get(kind);
   if (value === undefined) {
     throw new BloomgateError('E_KIND', `unknown or unsupported filter kind '${kind}' (supported: ${[...KINDS.keys()].join(', ')})`);
@@ -100,7 +108,7 @@ function parseKeyEncoding(keyEncoding) {
   if (typeof keyEncoding !== 'string') throw new TypeError(`keyEncoding must be a string, got ${describe(keyEncoding)}`);
   const value = KEY_ENCODINGS.get(keyEncoding);
   if (value === undefined) {
-    throw new BloomgateError('E_KEY_ENCODING', `unknown key encoding '${keyEncoding}' (supported: utf8, sha1)`);
+    throw new BloomgateError('E_KEY_ENCODING', `unknown key encoding '${keyEncoding}' (supported: utf8, sha1, url)`);
   }
   return value;
 }
@@ -171,14 +179,25 @@ function hex(bytes) {
 /* ------------------------------------------------------------------------ */
 
 /**
- * Size a classic filter for `capacity` items at `errorRate`. Synchronous, pure
- * JavaScript: usable before the wasm module is loaded.
+ * The false-positive rate each key is sized for. A url query asks up to 30
+ * expression keys, so its per-key rate is 1 - (1 - p)^(1/30) (as
+ * bg_key_error_rate in src/filter.c).
+ */
+function keyErrorRate(keyEncoding, errorRate) {
+  return keyEncoding === 2 ? -Math.expm1(Math.log1p(-errorRate) / URL_EXPRESSIONS) : errorRate;
+}
+
+/**
+ * Size a classic filter for `capacity` items at `errorRate` (for keyEncoding
+ * 'url', errorRate is the share of clean URLs that escalate). Synchronous,
+ * pure JavaScript: usable before the wasm module is loaded.
  * @returns {{ m: number, k: number, bytes: number, bitsPerItem: number }}
  */
 export function sizeFor(options) {
   requireOptions(options, 'sizeFor()');
   const { capacity, errorRate } = validateSizing(options, 'sizeFor()');
-  const { m, k } = computeSize(capacity, errorRate, 'sizeFor()');
+  const keyEncoding = parseKeyEncoding(options.keyEncoding);
+  const { m, k } = computeSize(capacity, keyErrorRate(keyEncoding, errorRate), 'sizeFor()');
   return { m, k, bytes: Math.ceil(m / 8), bitsPerItem: m / capacity };
 }
 
@@ -197,8 +216,20 @@ function freedError() {
  * FinalizationRegistry can hold it without keeping the filter alive.
  */
 class FilterHandle {
-  constructor(ptr) {
+  constructor(ptr, unsealed = false) {
     this.ptr = ptr;
+    // A static kind collecting keys: it is built (sealed) before its first query.
+    this.unsealed = unsealed;
+  }
+
+  /** The pointer, ready for queries: seals a static kind that has new keys. */
+  queryPtr() {
+    if (this.ptr === 0) throw freedError();
+    if (this.unsealed) {
+      wasm.filterSeal(this.ptr);
+      this.unsealed = false;
+    }
+    return this.ptr;
   }
 
   ptrOrThrow() {
@@ -210,22 +241,23 @@ class FilterHandle {
 const registry = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry((handle) => {
     if (handle.ptr !== 0) {
-      wasm.bloomFree(handle.ptr);
+      wasm.filterFree(handle.ptr);
       handle.ptr = 0;
     }
   })
   : null;
 
-/** A classic Bloom filter living in wasm memory. */
+/** A filter of any kind (classic, blocked, fuse8/16, counting, scalable, cuckoo) living in wasm memory. */
 export class BloomFilter {
   #handle;
+  #identity = null; // { kind, keyEncoding }, read once
 
   /** @private use BloomFilter.create(), BloomFilter.from() or loadFilter() */
-  constructor(token, ptr) {
+  constructor(token, ptr, unsealed = false) {
     if (token !== INTERNAL) {
       throw new TypeError('BloomFilter has no public constructor: use BloomFilter.create(), BloomFilter.from() or loadFilter()');
     }
-    this.#handle = new FilterHandle(ptr);
+    this.#handle = new FilterHandle(ptr, unsealed);
     registry?.register(this, this.#handle, this.#handle);
   }
 
@@ -238,23 +270,23 @@ export class BloomFilter {
   static async create(options) {
     requireOptions(options, 'BloomFilter.create()');
     const { capacity, errorRate } = validateSizing(options, 'BloomFilter.create()');
-    parseKind(options.kind); // 'classic' is the only kind so far, and bgw_bloom_create builds it
+    const kind = parseKind(options.kind, errorRate);
     const keyEncoding = parseKeyEncoding(options.keyEncoding);
     const [seedLo, seedHi] = parseSeed(options.seed);
     const metadata = encodeMetadata(options.metadata);
     const listId = parseListId(options.listId);
     const generation = parseGeneration(options.generation);
-    computeSize(capacity, errorRate, 'BloomFilter.create()');
+    if (CLASSIC_SIZED.has(kind)) computeSize(capacity, keyErrorRate(keyEncoding, errorRate), 'BloomFilter.create()');
     await wasm.ready();
-    const ptr = wasm.bloomCreate(capacity, errorRate, seedLo, seedHi, keyEncoding);
+    const ptr = wasm.filterCreate(kind, capacity, errorRate, seedLo, seedHi, keyEncoding);
     try {
-      if (metadata !== null) wasm.bloomSetMetadata(ptr, metadata);
-      if (listId !== null || generation !== 0) wasm.bloomSetIdentity(ptr, listId ?? new Uint8Array(16), generation);
+      if (metadata !== null) wasm.filterSetMetadata(ptr, metadata);
+      if (listId !== null || generation !== 0) wasm.filterSetIdentity(ptr, listId ?? new Uint8Array(16), generation);
     } catch (error) {
-      wasm.bloomFree(ptr);
+      wasm.filterFree(ptr);
       throw error;
     }
-    return new BloomFilter(INTERNAL, ptr);
+    return new BloomFilter(INTERNAL, ptr, STATIC_KINDS.has(kind));
   }
 
   /**
@@ -265,60 +297,97 @@ export class BloomFilter {
   static async from(bytes) {
     const view = asBytes(bytes, 'BloomFilter.from()');
     await wasm.ready();
-    return new BloomFilter(INTERNAL, wasm.bloomFromBytes(view));
+    return new BloomFilter(INTERNAL, wasm.filterFromBytes(view));
   }
 
   /** Add an item (string as UTF-8, or Uint8Array); the filter's key encoding applies. */
   add(item) {
     const ptr = this.#handle.ptr;
     if (ptr === 0) throw freedError();
-    wasm.bloomAdd(ptr, item);
+    wasm.filterAdd(ptr, item);
+  }
+
+  /**
+   * Remove an item (counting and cuckoo kinds; E_UNSUPPORTED otherwise).
+   * Returns false, changing nothing, when the filter says it was never added.
+   * Only remove items you added: removing a false positive can hide others.
+   */
+  remove(item) {
+    return wasm.filterRemove(this.#handle.queryPtr(), item);
+  }
+
+  /** remove() for a key that is already encoded. */
+  removeKey(key) {
+    return wasm.filterRemoveKey(this.#handle.queryPtr(), key);
+  }
+
+  /** A counting filter's classic equivalent (same m, k, seed): publish it, keep the counting master. */
+  toClassic() {
+    return new BloomFilter(INTERNAL, wasm.filterToClassic(this.#handle.queryPtr()));
+  }
+
+  /** The kind's name ('classic', 'blocked', 'fuse8', ...). */
+  get kind() {
+    return this.#identify().kind;
+  }
+
+  /** The key encoding ('utf8', 'sha1' or 'url'). */
+  get keyEncoding() {
+    return this.#identify().keyEncoding;
+  }
+
+  #identify() {
+    if (this.#identity === null) {
+      const { kind, keyEncoding } = this.stats();
+      this.#identity = { kind, keyEncoding };
+    }
+    return this.#identity;
   }
 
   /** Add every item of an iterable, in batches (one wasm call per chunk). */
   addAll(items) {
     this.#handle.ptrOrThrow();
-    wasm.bloomAddAll(this.#handle, items);
+    wasm.filterAddAll(this.#handle, items);
   }
 
   /** false: definitely not added. true: maybe added. */
   mightContain(item) {
-    const ptr = this.#handle.ptr;
-    if (ptr === 0) throw freedError();
-    return wasm.bloomContains(ptr, item);
+    const handle = this.#handle;
+    const ptr = handle.unsealed || handle.ptr === 0 ? handle.queryPtr() : handle.ptr;
+    return wasm.filterContains(ptr, item);
   }
 
   /** mightContain for every item, in batches. */
   mightContainMany(items) {
-    this.#handle.ptrOrThrow();
-    return wasm.bloomContainsMany(this.#handle, items);
+    this.#handle.queryPtr();
+    return wasm.filterContainsMany(this.#handle, items);
   }
 
   /** Add a key that is already encoded (e.g. a 20-byte SHA-1 for a 'sha1' filter). */
   addKey(key) {
     const ptr = this.#handle.ptr;
     if (ptr === 0) throw freedError();
-    wasm.bloomAddKey(ptr, key);
+    wasm.filterAddKey(ptr, key);
   }
 
   /** mightContain for a key that is already encoded. */
   mightContainKey(key) {
-    const ptr = this.#handle.ptr;
-    if (ptr === 0) throw freedError();
-    return wasm.bloomContainsKey(ptr, key);
+    return wasm.filterContainsKey(this.#handle.queryPtr(), key);
   }
 
   /** OR another filter into this one (same kind, m, k, seed, hash and key encoding). */
   merge(other) {
     if (!(other instanceof BloomFilter)) throw new TypeError('merge() needs another BloomFilter');
     const ptr = this.#handle.ptrOrThrow();
-    wasm.bloomMerge(ptr, other.#handle.ptrOrThrow());
+    wasm.filterMerge(ptr, other.#handle.ptrOrThrow());
     return this;
   }
 
   /** Remove every item (all bits and the count back to zero). */
   clear() {
-    wasm.bloomClear(this.#handle.ptrOrThrow());
+    wasm.filterClear(this.#handle.ptrOrThrow());
+    // A cleared static kind collects keys again.
+    if (STATIC_KINDS.has(KINDS.get(this.kind))) this.#handle.unsealed = true;
   }
 
   /**
@@ -328,7 +397,7 @@ export class BloomFilter {
    * false-positive rate above twice the target (queries are degraded).
    */
   stats() {
-    const info = wasm.bloomInfo(this.#handle.ptrOrThrow());
+    const info = wasm.filterInfo(this.#handle.queryPtr());
     const seed = info.seedHi < 0x200000
       ? info.seedHi * 0x100000000 + info.seedLo
       : (BigInt(info.seedHi) << 32n) | BigInt(info.seedLo);
@@ -361,12 +430,18 @@ export class BloomFilter {
 
   /** The .bgf file bytes (a copy). */
   serialize() {
-    return wasm.bloomSerialize(this.#handle.ptrOrThrow());
+    return wasm.filterSerialize(this.#handle.queryPtr());
+  }
+
+  /** Replace the metadata block (any JSON-serialisable value; null removes it). */
+  setMetadata(value) {
+    const ptr = this.#handle.ptrOrThrow();
+    wasm.filterSetMetadata(ptr, value === null ? new Uint8Array(0) : encodeMetadata(value));
   }
 
   /** The metadata block parsed as JSON; its text when it is not JSON; null when absent. */
   get metadata() {
-    const text = wasm.bloomMetadataText(this.#handle.ptrOrThrow());
+    const text = wasm.filterMetadataText(this.#handle.ptrOrThrow());
     if (text === null) return null;
     try {
       return JSON.parse(text);
@@ -382,7 +457,7 @@ export class BloomFilter {
       registry?.unregister(handle);
       const ptr = handle.ptr;
       handle.ptr = 0;
-      wasm.bloomFree(ptr);
+      wasm.filterFree(ptr);
     }
   }
 }

@@ -31,7 +31,7 @@ export async function inspectFile(bytes) {
   }
   let filter = null;
   try {
-    filter = wrapFilterPointer(wasm.bloomFromBytes(view));
+    filter = wrapFilterPointer(wasm.filterFromBytes(view));
     report.stats = filter.stats();
     // The flattened header carries no list id; the filter does.
     if (report.header !== null) report.header.listId = report.stats.listId;

@@ -9,7 +9,7 @@
  * and otherwise grows geometrically with the bytes that actually arrived, so a
  * lying header cannot make us allocate what it claims. SHA-256 for
  * `integrity` runs in wasm as chunks land; the core's checksum and full
- * validation run in bg_bloom_deserialize_owned, which then uses the buffer in
+ * validation run in bg_filter_deserialize_owned, which then uses the buffer in
  * place (no second copy). Every failure path frees the wasm memory.
  */
 import { BloomgateError } from './errors.js';

@@ -44,20 +44,21 @@ const ARENA_INITIAL = 64 * 1024;
 const MISC_SIZE = 1024;
 const MISC_F64 = 0; // 64 doubles: info / header / positions
 const MISC_LIST_ID = 512; // 16 bytes
-const MISC_OUT_PTR = 528; // bg_bloom **
+const MISC_OUT_PTR = 528; // bg_filter **
 const MISC_SIZE_T = 532; // size_t *
 const MISC_HASH = 536; // 4 x u32
 const MISC_DIGEST = 576; // 32 bytes
 const MISC_OFFSETS = 640; // 31 x u32 (URL expressions)
 
 const REQUIRED_EXPORTS = [
-  'memory', 'malloc', 'free', 'bg_strerror', 'bg_status_name', 'bg_bloom_free', 'bg_bloom_clear',
-  'bg_bloom_add', 'bg_bloom_contains', 'bg_bloom_add_key', 'bg_bloom_contains_key',
-  'bg_bloom_add_many', 'bg_bloom_contains_many', 'bg_bloom_merge', 'bg_bloom_set_metadata',
-  'bg_bloom_metadata', 'bg_bloom_serialized_size', 'bg_bloom_serialize', 'bg_bloom_deserialize_owned',
-  'bg_sha1', 'bg_sha256_init', 'bg_sha256_update', 'bg_sha256_final', 'bgw_bloom_create',
-  'bgw_bloom_info', 'bgw_bloom_set_identity', 'bgw_header_peek', 'bgw_file_validate', 'bgw_hash',
-  'bgw_positions', 'bgw_sha256_ctx_size',
+  'memory', 'malloc', 'free', 'bg_strerror', 'bg_status_name', 'bg_filter_free', 'bg_filter_clear',
+  'bg_filter_add', 'bg_filter_contains', 'bg_filter_add_key', 'bg_filter_contains_key',
+  'bg_filter_add_many', 'bg_filter_contains_many', 'bg_filter_merge', 'bg_filter_set_metadata',
+  'bg_filter_metadata', 'bg_filter_serialized_size', 'bg_filter_serialize', 'bg_filter_deserialize_owned',
+  'bg_sha1', 'bg_sha256_init', 'bg_sha256_update', 'bg_sha256_final', 'bgw_filter_create',
+  'bgw_filter_info', 'bgw_filter_set_identity', 'bgw_header_peek', 'bgw_file_validate', 'bgw_hash',
+  'bgw_positions', 'bgw_sha256_ctx_size', 'bg_kind_name', 'bg_filter_remove', 'bg_filter_remove_key',
+  'bg_filter_seal', 'bg_filter_to_classic', 'bg_url_canonicalize', 'bg_url_expressions',
 ];
 
 const encoder = new TextEncoder();
@@ -373,17 +374,17 @@ function releaseKey() {
 }
 
 /** Insert one item (the filter's key encoding applies). */
-export function bloomAdd(filter, item) {
+export function filterAdd(filter, item) {
   const len = stageKey(item, 'item');
-  const rc = ex.bg_bloom_add(filter, keyPtr, len);
+  const rc = ex.bg_filter_add(filter, keyPtr, len);
   if (keyPtr !== scratchPtr) releaseKey();
   if (rc < 0) throw statusError(rc);
 }
 
 /** Query one item: true = maybe present, false = definitely not. */
-export function bloomContains(filter, item) {
+export function filterContains(filter, item) {
   const len = stageKey(item, 'item');
-  const rc = ex.bg_bloom_contains(filter, keyPtr, len);
+  const rc = ex.bg_filter_contains(filter, keyPtr, len);
   if (keyPtr !== scratchPtr) releaseKey();
   if (rc > 0) return true;
   if (rc === 0) return false;
@@ -391,17 +392,17 @@ export function bloomContains(filter, item) {
 }
 
 /** Insert an already-encoded key. */
-export function bloomAddKey(filter, key) {
+export function filterAddKey(filter, key) {
   const len = stageBytesOnly(key, 'key');
-  const rc = ex.bg_bloom_add_key(filter, keyPtr, len);
+  const rc = ex.bg_filter_add_key(filter, keyPtr, len);
   if (keyPtr !== scratchPtr) releaseKey();
   if (rc < 0) throw statusError(rc);
 }
 
 /** Query an already-encoded key. */
-export function bloomContainsKey(filter, key) {
+export function filterContainsKey(filter, key) {
   const len = stageBytesOnly(key, 'key');
-  const rc = ex.bg_bloom_contains_key(filter, keyPtr, len);
+  const rc = ex.bg_filter_contains_key(filter, keyPtr, len);
   if (keyPtr !== scratchPtr) releaseKey();
   if (rc > 0) return true;
   if (rc === 0) return false;
@@ -582,10 +583,10 @@ function runBatch(handle, items, what, onChunk) {
  * Insert every item of an iterable, one wasm call per chunk.
  * @param {{ ptrOrThrow(): number }} handle
  */
-export function bloomAddAll(handle, items) {
+export function filterAddAll(handle, items) {
   runBatch(handle, items, 'items', (filter, chunk, start, end, indexBase) => {
     const count = packChunk(chunk, start, end, 'items', indexBase);
-    check(ex.bg_bloom_add_many(filter, arena.items, arena.offsets, count));
+    check(ex.bg_filter_add_many(filter, arena.items, arena.offsets, count));
   });
 }
 
@@ -594,11 +595,11 @@ export function bloomAddAll(handle, items) {
  * @param {{ ptrOrThrow(): number }} handle
  * @returns {boolean[]}
  */
-export function bloomContainsMany(handle, items) {
+export function filterContainsMany(handle, items) {
   const out = [];
   runBatch(handle, items, 'items', (filter, chunk, start, end, indexBase) => {
     const count = packChunk(chunk, start, end, 'items', indexBase);
-    check(ex.bg_bloom_contains_many(filter, arena.items, arena.offsets, count, arena.results));
+    check(ex.bg_filter_contains_many(filter, arena.items, arena.offsets, count, arena.results));
     const heap = HEAPU8;
     const results = arena.results;
     for (let i = 0; i < count; i++) out.push(heap[results + i] !== 0);
@@ -610,29 +611,73 @@ export function bloomContainsMany(handle, items) {
 /* Filters                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/** bg_bloom_create through the i32/f64 shim; returns the filter pointer. */
-export function bloomCreate(capacity, errorRate, seedLo, seedHi, keyEncoding) {
+/** bg_filter_create through the i32/f64 shim; returns the filter pointer. */
+export function filterCreate(kind, capacity, errorRate, seedLo, seedHi, keyEncoding) {
   const out = miscPtr + MISC_OUT_PTR;
-  check(ex.bgw_bloom_create(capacity, errorRate, seedLo, seedHi, keyEncoding, out));
+  check(ex.bgw_filter_create(kind, capacity, errorRate, seedLo, seedHi, keyEncoding, out));
   return HEAPU32[out >>> 2];
 }
 
-export function bloomFree(filter) {
-  ex.bg_bloom_free(filter);
+/** The kind names this module has, by header id (e.g. 1 -> 'classic'). */
+export function kindNames() {
+  const names = new Map();
+  for (let kind = 1; kind < 256; kind++) {
+    const ptr = ex.bg_kind_name(kind) >>> 0;
+    if (ptr !== 0) names.set(kind, readCString(ptr));
+  }
+  return names;
 }
 
-export function bloomClear(filter) {
-  ex.bg_bloom_clear(filter);
+/** Remove one item (kinds that delete); false when it was not in the filter. */
+export function filterRemove(filter, item) {
+  const len = stageKey(item, 'item');
+  const rc = ex.bg_filter_remove(filter, keyPtr, len);
+  if (keyPtr !== scratchPtr) releaseKey();
+  return removed(rc);
 }
 
-export function bloomMerge(dst, src) {
-  check(ex.bg_bloom_merge(dst, src));
+/** Remove an already-encoded key. */
+export function filterRemoveKey(filter, key) {
+  const len = stageBytesOnly(key, 'key');
+  const rc = ex.bg_filter_remove_key(filter, keyPtr, len);
+  if (keyPtr !== scratchPtr) releaseKey();
+  return removed(rc);
+}
+
+function removed(rc) {
+  if (rc === 0) return true;
+  if (statusName(rc) === 'E_NOT_FOUND') return false;
+  throw statusError(rc);
+}
+
+/** Static kinds build their structure from the keys added so far. */
+export function filterSeal(filter) {
+  check(ex.bg_filter_seal(filter));
+}
+
+/** A counting filter's classic equivalent; returns the new filter pointer. */
+export function filterToClassic(filter) {
+  const out = miscPtr + MISC_OUT_PTR;
+  check(ex.bg_filter_to_classic(filter, out));
+  return HEAPU32[out >>> 2];
+}
+
+export function filterFree(filter) {
+  ex.bg_filter_free(filter);
+}
+
+export function filterClear(filter) {
+  ex.bg_filter_clear(filter);
+}
+
+export function filterMerge(dst, src) {
+  check(ex.bg_filter_merge(dst, src));
 }
 
 /** Everything bg_info holds, as plain numbers (seed as lo/hi u32, list id as bytes). */
-export function bloomInfo(filter) {
+export function filterInfo(filter) {
   const f = miscPtr + MISC_F64;
-  ex.bgw_bloom_info(filter, f, miscPtr + MISC_LIST_ID);
+  ex.bgw_filter_info(filter, f, miscPtr + MISC_LIST_ID);
   const d = HEAPF64;
   const i = f >>> 3;
   return {
@@ -659,40 +704,40 @@ export function bloomInfo(filter) {
 }
 
 /** Attach metadata bytes (copied by the core). */
-export function bloomSetMetadata(filter, bytes) {
+export function filterSetMetadata(filter, bytes) {
   const ptr = mallocOrThrow(bytes.length);
   try {
     HEAPU8.set(bytes, ptr);
-    check(ex.bg_bloom_set_metadata(filter, ptr, bytes.length));
+    check(ex.bg_filter_set_metadata(filter, ptr, bytes.length));
   } finally {
     ex.free(ptr);
   }
 }
 
 /** The metadata block decoded as UTF-8, or null when there is none. */
-export function bloomMetadataText(filter) {
+export function filterMetadataText(filter) {
   const lenPtr = miscPtr + MISC_SIZE_T;
   HEAPU32[lenPtr >>> 2] = 0;
-  const ptr = ex.bg_bloom_metadata(filter, lenPtr) >>> 0;
+  const ptr = ex.bg_filter_metadata(filter, lenPtr) >>> 0;
   const len = HEAPU32[lenPtr >>> 2];
   if (ptr === 0 || len === 0) return null;
   return utf8Decoder.decode(HEAPU8.subarray(ptr, ptr + len));
 }
 
 /** Set list id (16 bytes) and generation (integer < 2^53). */
-export function bloomSetIdentity(filter, listId, generation) {
+export function filterSetIdentity(filter, listId, generation) {
   const at = miscPtr + MISC_LIST_ID;
   HEAPU8.set(listId, at);
-  ex.bgw_bloom_set_identity(filter, at, generation);
+  ex.bgw_filter_set_identity(filter, at, generation);
 }
 
 /** The .bgf file as a fresh Uint8Array (a copy out of wasm memory). */
-export function bloomSerialize(filter) {
-  const size = ex.bg_bloom_serialized_size(filter) >>> 0;
+export function filterSerialize(filter) {
+  const size = ex.bg_filter_serialized_size(filter) >>> 0;
   const ptr = mallocOrThrow(size);
   try {
     const written = miscPtr + MISC_SIZE_T;
-    check(ex.bg_bloom_serialize(filter, ptr, size, written));
+    check(ex.bg_filter_serialize(filter, ptr, size, written));
     return HEAPU8.slice(ptr, ptr + HEAPU32[written >>> 2]);
   } finally {
     ex.free(ptr);
@@ -701,9 +746,9 @@ export function bloomSerialize(filter) {
 
 /**
  * Copy a .bgf file into wasm memory and build a filter that uses the copy in
- * place (bg_bloom_deserialize_owned): one copy, validated by the core.
+ * place (bg_filter_deserialize_owned): one copy, validated by the core.
  */
-export function bloomFromBytes(bytes) {
+export function filterFromBytes(bytes) {
   const buffer = new WasmBuffer(bytes.length);
   try {
     buffer.append(bytes);
@@ -752,13 +797,13 @@ export class WasmBuffer {
 
   /** bg_header_peek on the bytes so far: { code: 0 | negative, header | null }. */
   peekHeader() {
-    const rc = ex.bgw_header_peek(this.ptr, this.length, miscPtr + MISC_F64);
+    const rc = ex.bgw_header_peek(this.ptr, this.length, miscPtr + MISC_F64, miscPtr + MISC_LIST_ID);
     return rc < 0 ? { rc, header: null } : { rc, header: readHeader() };
   }
 
   /** bg_file_validate on the bytes so far. */
   validate() {
-    const rc = ex.bgw_file_validate(this.ptr, this.length, miscPtr + MISC_F64);
+    const rc = ex.bgw_file_validate(this.ptr, this.length, miscPtr + MISC_F64, miscPtr + MISC_LIST_ID);
     return rc < 0 ? { rc, header: null } : { rc, header: readHeader() };
   }
 
@@ -768,13 +813,13 @@ export class WasmBuffer {
   }
 
   /**
-   * Hand the buffer to bg_bloom_deserialize_owned. On success the filter owns
+   * Hand the buffer to bg_filter_deserialize_owned. On success the filter owns
    * the memory (this buffer becomes empty); on failure it throws and the buffer
    * is still ours to free.
    */
   takeFilter() {
     const out = miscPtr + MISC_OUT_PTR;
-    check(ex.bg_bloom_deserialize_owned(this.ptr, this.length, out));
+    check(ex.bg_filter_deserialize_owned(this.ptr, this.length, out));
     this.ptr = 0;
     this.capacity = 0;
     this.length = 0;
@@ -867,6 +912,7 @@ function readHeader() {
     fileLength: d[i + 14],
     errorRate: d[i + 15],
     checksum: hex32(d[i + 17]) + hex32(d[i + 16]),
+    listId: Array.from(HEAPU8.subarray(miscPtr + MISC_LIST_ID, miscPtr + MISC_LIST_ID + 16), (b) => b.toString(16).padStart(2, '0')).join(''),
   };
 }
 

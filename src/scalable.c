@@ -203,6 +203,7 @@ static bg_status scalable_validate(const bg_header *h, const uint8_t *payload) {
   uint64_t offset = PAYLOAD_PREFIX + (uint64_t)LAYER_RECORD * layer_count;
   BG_RETURN_IF(h->payload_length < offset, BG_E_PAYLOAD);
   uint64_t total_m = 0;
+  uint32_t last_k = 0;
   const uint8_t *record = payload + PAYLOAD_PREFIX;
   for (uint32_t i = 0; i < layer_count; i++, record += LAYER_RECORD) {
     uint64_t m = bg__get_u64(record), capacity = bg__get_u64(record + 16), count = bg__get_u64(record + 24);
@@ -211,6 +212,7 @@ static bg_status scalable_validate(const bg_header *h, const uint8_t *payload) {
                  BG_E_PAYLOAD);
     BG_RETURN_IF(capacity < 1 || capacity > BG_MAX_CAPACITY || count > capacity, BG_E_PAYLOAD);
     total_m += m;
+    last_k = k;
     BG_RETURN_IF(total_m > BG_MAX_BITS, BG_E_PAYLOAD);
     uint64_t stride = layer_stride(m);
     BG_RETURN_IF(h->payload_length - offset < stride, BG_E_PAYLOAD);
@@ -221,7 +223,8 @@ static bg_status scalable_validate(const bg_header *h, const uint8_t *payload) {
     offset += stride;
   }
   BG_RETURN_IF(offset != h->payload_length, BG_E_PAYLOAD);
-  BG_RETURN_IF(total_m != h->m, BG_E_HEADER);
+  /* The header's m and k are what describe() reports: the sum of layer sizes, the newest layer's k. */
+  BG_RETURN_IF(total_m != h->m || last_k != h->k, BG_E_HEADER);
   return BG_OK;
 }
 

@@ -15,11 +15,11 @@
 #define JOIN64(lo, hi) (((uint64_t)(hi) << 32) | (uint64_t)(lo))
 
 /* capacity arrives as a double: JavaScript numbers are exact to 2^53. */
-int bgw_bloom_create(double capacity, double error_rate, uint32_t seed_lo, uint32_t seed_hi,
-                     int key_encoding, bg_bloom **out) {
+int bgw_filter_create(int kind, double capacity, double error_rate, uint32_t seed_lo, uint32_t seed_hi,
+                      int key_encoding, bg_filter **out) {
   if (!(capacity >= 1.0) || capacity > (double)BG_MAX_CAPACITY || capacity != (double)(uint64_t)capacity)
     return BG_E_RANGE;
-  return bg_bloom_create((uint64_t)capacity, error_rate, JOIN64(seed_lo, seed_hi), key_encoding, out);
+  return bg_filter_create(kind, (uint64_t)capacity, error_rate, JOIN64(seed_lo, seed_hi), key_encoding, out);
 }
 
 /* out[0] = m, out[1] = k (both exact in a double). */
@@ -45,9 +45,9 @@ int bgw_size_for(double capacity, double error_rate, double *out) {
  * and list_id (16 bytes) into list_id_out.
  */
 #define BGW_INFO_FIELDS 18
-void bgw_bloom_info(const bg_bloom *filter, double *out, uint8_t *list_id_out) {
+void bgw_filter_info(const bg_filter *filter, double *out, uint8_t *list_id_out) {
   bg_info info;
-  bg_bloom_info(filter, &info);
+  bg_filter_info(filter, &info);
   out[0] = info.kind;
   out[1] = info.k;
   out[2] = info.key_encoding;
@@ -69,8 +69,8 @@ void bgw_bloom_info(const bg_bloom *filter, double *out, uint8_t *list_id_out) {
   memcpy(list_id_out, info.list_id, 16);
 }
 
-void bgw_bloom_set_identity(bg_bloom *filter, const uint8_t *list_id, double generation) {
-  bg_bloom_set_identity(filter, list_id, (uint64_t)generation);
+void bgw_filter_set_identity(bg_filter *filter, const uint8_t *list_id, double generation) {
+  bg_filter_set_identity(filter, list_id, (uint64_t)generation);
 }
 
 /*
@@ -78,9 +78,11 @@ void bgw_bloom_set_identity(bg_bloom *filter, const uint8_t *list_id, double gen
  *  0 version 1 kind 2 key_encoding 3 hash_algorithm 4 k 5 metadata_length
  *  6 m 7 capacity 8 count 9 seed_lo 10 seed_hi 11 generation 12 payload_offset
  *  13 payload_length 14 file_length 15 error_rate 16 checksum_lo 17 checksum_hi
+ * and list_id (16 bytes) into list_id_out.
  */
 #define BGW_HEADER_FIELDS 18
-static void flatten_header(const bg_header *h, double *out) {
+static void flatten_header(const bg_header *h, double *out, uint8_t *list_id_out) {
+  memcpy(list_id_out, h->list_id, 16);
   out[0] = h->version;
   out[1] = h->kind;
   out[2] = h->key_encoding;
@@ -101,17 +103,17 @@ static void flatten_header(const bg_header *h, double *out) {
   out[17] = (double)(uint32_t)(h->checksum >> 32);
 }
 
-int bgw_header_peek(const uint8_t *src, size_t size, double *out) {
+int bgw_header_peek(const uint8_t *src, size_t size, double *out, uint8_t *list_id_out) {
   bg_header h;
   bg_status rc = bg_header_peek(src, size, &h);
-  if (rc == BG_OK) flatten_header(&h, out);
+  if (rc == BG_OK) flatten_header(&h, out, list_id_out);
   return rc;
 }
 
-int bgw_file_validate(const uint8_t *src, size_t size, double *out) {
+int bgw_file_validate(const uint8_t *src, size_t size, double *out, uint8_t *list_id_out) {
   bg_header h;
   bg_status rc = bg_file_validate(src, size, &h);
-  if (rc == BG_OK) flatten_header(&h, out);
+  if (rc == BG_OK) flatten_header(&h, out, list_id_out);
   return rc;
 }
 

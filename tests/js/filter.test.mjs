@@ -396,17 +396,22 @@ describe('key encodings', () => {
     filter.free();
   });
 
-  test("'url' is reserved: the filter refuses to answer item queries", async () => {
-    let filter;
+  test("'url': adding lists a URL's most specific expression; queries ask every expression", async () => {
+    const filter = await BloomFilter.create({ capacity: 100, errorRate: 0.01, keyEncoding: 'url' });
     try {
-      filter = await BloomFilter.create({ capacity: 100, errorRate: 0.01, keyEncoding: 'url' });
-    } catch (error) {
-      assert.equal(error.code, 'E_KEY_ENCODING');
-      return;
-    }
-    try {
-      assert.throws(() => filter.add('http://example.com/'), isCode('E_KEY_ENCODING'));
-      assert.throws(() => filter.mightContain('http://example.com/'), isCode('E_KEY_ENCODING'));
+      assert.equal(filter.keyEncoding, 'url');
+      filter.add('evil.example');
+      filter.add('http://bad.example/phish/login.html');
+      assert.equal(filter.mightContain('https://evil.example/any/path?q=1'), true);
+      assert.equal(filter.mightContain('http://sub.evil.example/'), true);
+      assert.equal(filter.mightContain('HTTP://BAD.example/phish/login.html#frag'), true);
+      assert.equal(filter.mightContain('http://%65vil.example/'), true, 'percent-escaped host');
+      assert.equal(filter.mightContain('http://good.example/'), false);
+      assert.deepEqual(filter.mightContainMany(['http://evil.example/', 'http://good.example/']), [true, false]);
+      assert.throws(() => filter.mightContain('http://[::1'), isCode('E_URL'));
+      // Sized so that at most p of clean URLs (up to 30 expressions each) escalate.
+      assert.ok(filter.stats().m > sizeFor({ capacity: 100, errorRate: 0.01 }).m * 1.5);
+      assert.equal(filter.stats().m, sizeFor({ capacity: 100, errorRate: 0.01, keyEncoding: 'url' }).m);
     } finally {
       filter.free();
     }
