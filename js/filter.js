@@ -270,8 +270,8 @@ export class BloomFilter {
   static async create(options) {
     requireOptions(options, 'BloomFilter.create()');
     const { capacity, errorRate } = validateSizing(options, 'BloomFilter.create()');
-    const kind = parseKind(options.kind, errorRate);
     const keyEncoding = parseKeyEncoding(options.keyEncoding);
+    const kind = parseKind(options.kind, keyErrorRate(keyEncoding, errorRate));
     const [seedLo, seedHi] = parseSeed(options.seed);
     const metadata = encodeMetadata(options.metadata);
     const listId = parseListId(options.listId);

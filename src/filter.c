@@ -413,6 +413,8 @@ bg_status bg_filter_serialize(const bg_filter *f, uint8_t *dst, size_t dst_capac
   f->ops->describe(f->state, f->count, &kind_info);
   bg_header h;
   filter_header(f, &kind_info, &h);
+  /* A static kind (fuse) has no payload until it is sealed. */
+  BG_RETURN_IF(h.payload_length == 0, BG_E_UNSUPPORTED);
   BG_RETURN_IF(dst_capacity < h.file_length, BG_E_BUFFER);
   bg__header_write(&h, dst);
   if (f->metadata_length) memcpy(dst + BG_HEADER_SIZE, f->metadata, f->metadata_length);

@@ -12,10 +12,13 @@ import { openInput } from './input.js';
 import { LineSplitter } from './lines.js';
 import { AtomicOutput } from './output.js';
 import { formatBytes, formatCount, Progress } from './progress.js';
-import { FORMATS, KEY_ENCODING, RecordReader } from './records.js';
+import { FORMATS, KEY_ENCODING, RecordReader, STORE_HASH } from './records.js';
+
+export const KINDS = ['classic', 'blocked', 'fuse', 'fuse8', 'fuse16', 'counting', 'scalable', 'cuckoo'];
 
 const OPTIONS = {
   output: { type: 'string', short: 'o' },
+  store: { type: 'string' },
   capacity: { type: 'string' },
   'error-rate': { type: 'string' },
   seed: { type: 'string' },
@@ -41,11 +44,14 @@ export function buildOptions(argv) {
   if (values.output === undefined || values.output === '') throw usageError("missing -o/--output FILE (see 'bloomgate build --help')");
   const format = parseChoice('format', values.format ?? 'lines', FORMATS);
   if (values['min-count'] !== undefined && format !== 'hibp') throw usageError('--min-count applies only to --format hibp');
+  if (values.store !== undefined && !STORE_HASH[format]) throw usageError('--store needs --format hibp or --format urls (an exact store holds hashes)');
+  if (values.store !== undefined && values.store === values.output) throw usageError('--store and --output must be different files');
   return {
     input: positionals[0],
     output: values.output,
     format,
-    kind: parseChoice('kind', values.kind ?? 'classic', ['classic']),
+    store: values.store,
+    kind: parseChoice('kind', values.kind ?? 'classic', KINDS),
     capacity: values.capacity === undefined ? undefined : parsePositiveInteger('capacity', values.capacity),
     errorRate: values['error-rate'] === undefined ? DEFAULT_ERROR_RATE : parseProbability('error-rate', values['error-rate']),
     seed: values.seed === undefined ? undefined : parseSeed('seed', values.seed),
@@ -64,13 +70,19 @@ export async function run(argv) {
     process.stdout.write(COMMAND_HELP.build);
     return EXIT.OK;
   }
-  const { BloomFilter } = await import('../index.js');
+  const { BloomFilter, init } = await import('../index.js');
   const progress = new Progress({ enabled: options.progress });
   const input = await openInput(options.input);
   let output;
+  let storeOutput;
   let filter;
   try {
     output = await AtomicOutput.create(options.output);
+    if (options.store) storeOutput = await AtomicOutput.create(options.store);
+    if (options.format === 'urls') {
+      await init();
+      options.urlKey = await urlKeyFunction();
+    }
     let capacity = options.capacity;
     let counted = null;
     if (capacity === undefined) {
@@ -91,24 +103,45 @@ export async function run(argv) {
     // SHA-1 digests, stored as they are (addKey); lines go through the
     // filter's utf8 key encoding.
     const target = filter;
-    const onKey = options.format === 'hibp' ? (key) => target.addKey(key) : (item) => target.add(item);
+    // The exact store keeps what the filter keys: the same hashes, with counts.
+    const storeRecords = options.store ? [] : null;
+    const addKey = storeRecords
+      ? (key, count) => {
+        target.addKey(key);
+        storeRecords.push({ hash: key.slice(), count: Math.min(count, 0xffffffff) });
+      }
+      : (key) => target.addKey(key);
+    const onKey = options.format === 'lines' ? (item) => target.add(item) : addKey;
     const reader = new RecordReader(options.format, { ...options, onKey });
     await readRecords(input, reader, progress, 'adding');
     progress.clear();
     if (!counted) filter = await withMetadata(BloomFilter, filter, options, capacity, describeBuild(input, options, reader));
     const bytes = filter.serialize();
     await output.write(bytes);
+    if (storeOutput) {
+      const { writeStore } = await import('../store.js');
+      await storeOutput.write(writeStore(storeRecords, { hashType: STORE_HASH[options.format] }));
+      await storeOutput.commit();
+    }
     await output.commit();
     if (!options.quiet) report(options, reader, filter, bytes.length);
     return EXIT.OK;
   } catch (error) {
     progress.clear();
     await output?.abort();
+    await storeOutput?.abort();
     throw error;
   } finally {
     filter?.free();
     await input.close();
   }
+}
+
+/** A urls line's key: SHA-256 of its most specific expression, as the core's url encoding adds it. */
+async function urlKeyFunction() {
+  const { urlExpressions } = await import('../url.js');
+  const { sha256 } = await import('../wasm.js');
+  return (text) => sha256(urlExpressions(text)[0]);
 }
 
 async function readRecords(input, reader, progress, phase) {

@@ -12,10 +12,13 @@ export const EXIT_CODES_TEXT = `Exit codes:
 export const MAIN_HELP = `bloomgate — Bloom filters for "definitely not / maybe" checks
 
 Usage:
-  bloomgate build [input|-] -o out.bgf [options]   build a filter from lines or a HIBP dump
+  bloomgate build [input|-] -o out.bgf [options]   build a filter from lines, a HIBP dump or URLs
   bloomgate inspect file.bgf [--json]              show header, fill and error rates, checksum
   bloomgate query file.bgf [items...]              print "maybe" or "no" per item (stdin if none)
   bloomgate merge -o out.bgf a.bgf b.bgf [...]     OR together filters with the same parameters
+  bloomgate compact counting.bgf -o out.bgf        publish a counting filter as a classic one
+  bloomgate serve [--filter NAME=F.bgf] [...]      reference server: filters, /range, /hashes
+  bloomgate export-ranges store.bgs -o DIR         the exact store as static range files
   bloomgate <command> --help                       options of one command
   bloomgate --version                              print the version
 
@@ -41,9 +44,18 @@ Options:
   --format F             lines (default): each line is an item (its UTF-8 bytes)
                          hibp: "SHA1HEX:COUNT" rows of a Have I Been Pwned dump;
                          the filter answers for the plaintext passwords
+                         urls: a URL or Safe Browsing expression per line
+                         ("evil.example" lists the whole host); the filter
+                         answers for any URL under a listed expression, and
+                         --error-rate is the share of clean URLs that escalate
+  --store FILE           also write the exact store (.bgs) the server answers
+                         escalations from (hibp and urls formats)
   --min-count C          hibp: skip rows whose COUNT is below C (default 1, which
                          drops the count-0 padding rows of the HIBP range API)
-  --kind K               filter kind: classic (the only kind so far)
+  --kind K               classic (default), blocked (fastest queries), fuse
+                         (smallest file; fuse8 ~0.39% / fuse16 ~0.0015% by
+                         --error-rate), counting (deletions), scalable
+                         (grows past --capacity), cuckoo (deletions)
   --description TEXT     stored in the file's metadata
   --created              store the build time in the metadata (left out by
                          default so the same input gives the same file;
@@ -93,6 +105,54 @@ bits as one build over the union of the inputs.
 
 Options:
   -o, --output FILE   the .bgf file to write (required; written atomically)
+  -q, --quiet         print nothing but errors
+  -h, --help          this help
+
+${EXIT_CODES_TEXT}
+`,
+  compact: `Usage: bloomgate compact counting.bgf -o out.bgf
+
+Write the classic filter a counting filter answers like: same m, k and seed,
+bit i set iff counter i is non-zero. Keep the counting master (it can delete)
+on the server; publish the smaller classic file.
+
+Options:
+  -o, --output FILE   the .bgf file to write (required; written atomically)
+  -q, --quiet         print nothing but errors
+  -h, --help          this help
+
+${EXIT_CODES_TEXT}
+`,
+  serve: `Usage: bloomgate serve [options]
+
+The reference server (node:http), on 127.0.0.1 unless --host says otherwise:
+  GET /filters/NAME.bgf   a filter, with ETag / If-None-Match, Cache-Control, CORS
+  GET /range/{5 hex}      breached-password ranges (SUFFIX:COUNT lines; Add-Padding)
+  GET /hashes/{8 hex}     full SHA-256 hashes of listed URL expressions
+Malformed prefixes get 400. Stops on SIGINT / SIGTERM.
+
+Options:
+  --filter NAME=FILE      serve FILE at /filters/NAME.bgf (repeatable)
+  --password-store FILE   .bgs written by build --format hibp --store
+  --url-store FILE        .bgs written by build --format urls --store
+  --static DIR            serve the files under DIR for other paths
+  --host H                address to bind (default 127.0.0.1)
+  --port P                port (default 8787; 0 picks a free one)
+  --max-age S             Cache-Control max-age in seconds (default 300)
+  -h, --help              this help
+
+${EXIT_CODES_TEXT}
+`,
+  'export-ranges': `Usage: bloomgate export-ranges store.bgs -o DIR [--pad]
+
+Write an exact store as static files any CDN or object store can serve:
+  password stores: DIR/range/{5 hex} for all 1,048,576 prefixes
+  URL stores:      DIR/hashes/{8 hex} for each prefix that has hashes
+                   (a missing file, answered 404, means none)
+
+Options:
+  -o, --output DIR    directory to write into
+  --pad               pad each range file with 800-1000 count-0 rows, once
   -q, --quiet         print nothing but errors
   -h, --help          this help
 

@@ -8,6 +8,9 @@ const COMMANDS = {
   inspect: () => import('./inspect.js'),
   query: () => import('./query.js'),
   merge: () => import('./merge.js'),
+  compact: () => import('./compact.js'),
+  serve: () => import('./serve.js'),
+  'export-ranges': () => import('./export-ranges.js'),
 };
 
 export function version() {

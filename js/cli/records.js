@@ -1,14 +1,20 @@
 // What an input line means, per --format:
 //   lines  every non-empty line is an item; its bytes are the key (UTF-8 as typed)
 //   hibp   `SHA1HEX:COUNT` (Have I Been Pwned dump); the key is the 20 decoded bytes
+//   urls   a URL or a Safe Browsing expression ("evil.example/", "evil.example/login");
+//          the key is the SHA-256 of its most specific canonical expression
 // Malformed lines stop the build with their line number, or with --skip-invalid
 // are counted and skipped.
 import { inputError } from './errors.js';
 import { excerpt, MAX_LINE_BYTES } from './lines.js';
 
-export const FORMATS = ['lines', 'hibp'];
+export const FORMATS = ['lines', 'hibp', 'urls'];
 /** The key encoding a format's filters use. */
-export const KEY_ENCODING = { lines: 'utf8', hibp: 'sha1' };
+export const KEY_ENCODING = { lines: 'utf8', hibp: 'sha1', urls: 'url' };
+/** Formats whose keys are hashes an exact store (.bgs) can hold. */
+export const STORE_HASH = { hibp: 'sha1', urls: 'sha256' };
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 const SHA1_HEX = 40;
 const COLON = 0x3a;
@@ -25,11 +31,13 @@ for (let i = 0; i < 6; i++) {
 export class RecordReader {
   /**
    * @param {'lines'|'hibp'} format
-   * @param {{ minCount: number, skipInvalid: boolean, onKey: (key: Uint8Array) => void }} options
-   *   onKey receives each key to insert, a view valid only during the call;
-   *   null when only counting.
+   * @param {{ minCount: number, skipInvalid: boolean, onKey: (key: Uint8Array, count: number) => void,
+   *   urlKey?: (url: string) => Uint8Array }} options
+   *   onKey receives each key to insert (a view valid only during the call) and
+   *   its count (1 outside hibp); null when only counting. urlKey turns a urls
+   *   line into its key, throwing E_URL for a URL that cannot be canonicalized.
    */
-  constructor(format, { minCount = 0, skipInvalid = false, onKey = null }) {
+  constructor(format, { minCount = 0, skipInvalid = false, onKey = null, urlKey = null }) {
     this.format = format;
     this.minCount = minCount;
     this.skipInvalid = skipInvalid;
@@ -40,7 +48,8 @@ export class RecordReader {
     this.belowMinCount = 0; // hibp rows with COUNT < --min-count
     this.invalidLineNumbers = []; // the first few, for the report
     this.key = new Uint8Array(20);
-    this.line = format === 'hibp' ? this.#hibpLine : this.#plainLine;
+    this.urlKey = urlKey;
+    this.line = format === 'hibp' ? this.#hibpLine : format === 'urls' ? this.#urlLine : this.#plainLine;
   }
 
   /** Lines read but not inserted, empty lines aside. */
@@ -55,7 +64,28 @@ export class RecordReader {
       return;
     }
     this.items++;
-    if (this.onKey !== null) this.onKey(buffer.subarray(start, end));
+    if (this.onKey !== null) this.onKey(buffer.subarray(start, end), 1);
+  };
+
+  // Every urls line is canonicalized, in the counting pass too, so a bad URL
+  // is reported with its line number before anything is built.
+  #urlLine = (buffer, start, end, lineNumber, tooLong) => {
+    if (tooLong) return this.#reject(lineNumber, `line is longer than ${MAX_LINE_BYTES} bytes, starting ${excerpt(buffer, start, end, true)}`);
+    if (end === start) {
+      this.empty++;
+      return;
+    }
+    let key;
+    try {
+      key = this.urlKey(utf8.decode(buffer.subarray(start, end)));
+    } catch (error) {
+      if (error instanceof TypeError || error?.code === 'E_URL') {
+        return this.#reject(lineNumber, `not a URL or expression: ${excerpt(buffer, start, end, false)}`);
+      }
+      throw error;
+    }
+    this.items++;
+    if (this.onKey !== null) this.onKey(key, 1);
   };
 
   #hibpLine = (buffer, start, end, lineNumber, tooLong) => {
@@ -71,7 +101,7 @@ export class RecordReader {
       return;
     }
     this.items++;
-    if (this.onKey !== null) this.onKey(this.key);
+    if (this.onKey !== null) this.onKey(this.key, count);
   };
 
   #reject(lineNumber, message) {

@@ -431,7 +431,8 @@ test('usage errors exit 64', async () => {
     ['build', 'u.txt', '-o', 'u.bgf', '--error-rate', 'x'],
     ['build', 'u.txt', '-o', 'u.bgf', '--seed', '-1'],
     ['build', 'u.txt', '-o', 'u.bgf', '--format', 'csv'],
-    ['build', 'u.txt', '-o', 'u.bgf', '--kind', 'cuckoo'],
+    ['build', 'u.txt', '-o', 'u.bgf', '--kind', 'quotient'],
+    ['build', 'u.txt', '-o', 'u.bgf', '--store', 's.bgs'],
     ['build', 'u.txt', '-o', 'u.bgf', '--min-count', '3'],
     ['build', 'u.txt', 'v.txt', '-o', 'u.bgf'],
     ['build', 'u.txt', '-o', 'u.bgf', '--quiet=yes'],
@@ -512,4 +513,83 @@ test('line splitting does not depend on where chunks end', () => {
   }
   assert.deepEqual(split([1], Buffer.from([0xef, 0xbb])).length, 1);
   assert.deepEqual(split([1], Buffer.from([0xef, 0xbb, 0xbf])), []);
+});
+
+test('build --format urls --store: URLs and expressions in, filter + exact store out; bad URLs by line', async () => {
+  file('bad.txt', 'evil.example\nhttp://bad.example/phish/login.html\n1.2.3.4/malware/\n\nhttp://[::1\n');
+  const failed = run(['build', 'bad.txt', '--format', 'urls', '-o', 'u.bgf', '--store', 'u.bgs']);
+  assert.equal(failed.status, 65);
+  assertErrorLine(failed.stderr, 'E_INPUT', /line 5/);
+  assert.equal(existsSync(join(dir, 'u.bgf')) || existsSync(join(dir, 'u.bgs')), false, 'a failed build leaves neither file');
+
+  const built = run(['build', 'bad.txt', '--format', 'urls', '-o', 'u.bgf', '--store', 'u.bgs', '--skip-invalid']);
+  assert.equal(built.status, 0, built.stderr);
+  const info = JSON.parse(run(['inspect', 'u.bgf', '--json']).stdout);
+  assert.equal(info.header.keyEncoding, 'url');
+  const queried = run(['query', 'u.bgf', 'https://evil.example/any', 'http://sub.evil.example/', 'http://0x01020304/malware/a.exe', 'https://good.example/']);
+  assert.equal(queried.stdout, 'maybe\thttps://evil.example/any\nmaybe\thttp://sub.evil.example/\nmaybe\thttp://0x01020304/malware/a.exe\nno\thttps://good.example/\n');
+
+  const { StoreReader } = await import('../../js/store.js');
+  const store = await StoreReader.open(join(dir, 'u.bgs'));
+  assert.equal(store.hashType, 'sha256');
+  assert.equal(store.count, 3);
+  const evil = createHash('sha256').update('evil.example/').digest();
+  const found = await store.lookup(evil.subarray(0, 4), 32);
+  assert.equal(Buffer.from(found[0].hash).toString('hex'), evil.toString('hex'));
+  await store.close();
+
+  const exported = run(['export-ranges', 'u.bgs', '-o', 'static']);
+  assert.equal(exported.status, 0, exported.stderr);
+  assert.equal(readFileSync(join(dir, 'static', 'hashes', evil.toString('hex').slice(0, 8)), 'utf8'), `${evil.toString('hex')}\n`);
+});
+
+test('build --format hibp --store, export-ranges writes every 5-hex range', async () => {
+  const rows = ['password', 'letmein'].map((pw, i) => `${createHash('sha1').update(pw).digest('hex').toUpperCase()}:${i + 5}`);
+  file('dump.txt', `${rows.join('\r\n')}\r\n`);
+  assert.equal(run(['build', 'dump.txt', '--format', 'hibp', '-o', 'p.bgf', '--store', 'p.bgs', '-q']).status, 0);
+  const exported = run(['export-ranges', 'p.bgs', '-o', 'ranges', '-q']);
+  assert.equal(exported.status, 0, exported.stderr);
+  const files = readdirSync(join(dir, 'ranges', 'range'));
+  assert.equal(files.length, 1 << 20);
+  assert.equal(readFileSync(join(dir, 'ranges', 'range', '5BAA6'), 'utf8'), '1E4C9B93F3F0682250B6CF8331B7EE68FD8:5');
+  assert.equal(readFileSync(join(dir, 'ranges', 'range', '00000'), 'utf8'), '');
+});
+
+test('--kind builds every kind; compact publishes a counting filter as classic', () => {
+  file('k.txt', Array.from({ length: 500 }, (_, i) => `item-${i}`).join('\n'));
+  for (const kind of ['classic', 'blocked', 'fuse', 'counting', 'scalable', 'cuckoo']) {
+    const built = run(['build', 'k.txt', '-o', `${kind}.bgf`, '--kind', kind, '-q']);
+    assert.equal(built.status, 0, `${kind}: ${built.stderr}`);
+    const answers = run(['query', `${kind}.bgf`, 'item-0', 'item-499']).stdout;
+    assert.equal(answers, 'maybe\titem-0\nmaybe\titem-499\n', kind);
+  }
+  const compacted = run(['compact', 'counting.bgf', '-o', 'published.bgf', '-q']);
+  assert.equal(compacted.status, 0, compacted.stderr);
+  assert.equal(JSON.parse(run(['inspect', 'published.bgf', '--json']).stdout).header.kind, 'classic');
+  assert.equal(run(['query', 'published.bgf', 'item-7']).stdout, 'maybe\titem-7\n');
+  const refused = run(['compact', 'classic.bgf', '-o', 'x.bgf']);
+  assert.equal(refused.status, 65);
+  assertErrorLine(refused.stderr, 'E_UNSUPPORTED');
+});
+
+test('serve answers on 127.0.0.1 and stops on SIGTERM', async () => {
+  const child = spawn(process.execPath, [CLI, 'serve', '--filter', 'p=p.bgf', '--password-store', 'p.bgs', '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  const address = await new Promise((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (text) => {
+      stderr += text;
+      const match = /serving on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
+      if (match) resolve(match[1]);
+    });
+    child.on('close', () => reject(new Error(`serve exited: ${stderr}`)));
+  });
+  const range = await (await fetch(`${address}/range/5BAA6`)).text();
+  assert.equal(range, '1E4C9B93F3F0682250B6CF8331B7EE68FD8:5');
+  assert.equal((await fetch(`${address}/filters/p.bgf`)).status, 200);
+  const closed = new Promise((resolve) => child.on('close', resolve));
+  child.kill('SIGTERM');
+  assert.equal(await closed, 0);
+  const missing = run(['serve', '--filter', 'x=missing.bgf']);
+  assert.equal(missing.status, 66);
+  assert.equal(run(['serve']).status, 64);
 });

@@ -1,0 +1,95 @@
+// `bloomgate export-ranges`: an exact store as static files any CDN or object
+// store can serve — the scale path of the public breached-password service.
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { parseCommandArgs } from './args.js';
+import { cannotOpen, EXIT, usageError } from './errors.js';
+import { COMMAND_HELP } from './help.js';
+import { formatCount } from './progress.js';
+
+const PREFIXES = 1 << 20; // every 5-hex range
+
+export async function run(argv) {
+  const { values, positionals } = parseCommandArgs('export-ranges', argv, {
+    output: { type: 'string', short: 'o' },
+    pad: { type: 'boolean' },
+    quiet: { type: 'boolean', short: 'q' },
+  });
+  if (values.help) {
+    process.stdout.write(COMMAND_HELP['export-ranges']);
+    return EXIT.OK;
+  }
+  if (positionals.length !== 1) throw usageError("export-ranges takes one .bgs store (see 'bloomgate export-ranges --help')");
+  if (!values.output) throw usageError("missing -o/--output DIR (see 'bloomgate export-ranges --help')");
+  const { StoreReader } = await import('../store.js');
+  let store;
+  try {
+    store = await StoreReader.open(positionals[0]);
+  } catch (error) {
+    if (error?.name === 'BloomgateError') throw error;
+    throw cannotOpen(positionals[0], error);
+  }
+  try {
+    const files = store.hashType === 'sha1'
+      ? await exportPasswordRanges(store, join(values.output, 'range'), Boolean(values.pad))
+      : await exportUrlHashes(store, join(values.output, 'hashes'));
+    if (!values.quiet) process.stderr.write(`wrote ${formatCount(files)} files under ${values.output} from ${formatCount(store.count)} records\n`);
+    return EXIT.OK;
+  } finally {
+    await store.close();
+  }
+}
+
+function hex(bytes) {
+  return Buffer.from(bytes).toString('hex').toUpperCase();
+}
+
+/** All 2^20 range files, so a static host answers every prefix as the public service does. */
+async function exportPasswordRanges(store, dir, pad) {
+  await mkdir(dir, { recursive: true });
+  const records = store.records();
+  let next = await records.next();
+  for (let prefix = 0; prefix < PREFIXES; prefix++) {
+    const name = prefix.toString(16).toUpperCase().padStart(5, '0');
+    const rows = [];
+    while (!next.done && hex(next.value.hash).startsWith(name)) {
+      rows.push(`${hex(next.value.hash).slice(5)}:${next.value.count}`);
+      next = await records.next();
+    }
+    // A static file cannot pad per request, so padded exports pad once: 800-1000 rows.
+    if (pad) {
+      const target = 800 + (randomBytes(2).readUInt16BE() % 201);
+      while (rows.length < target) rows.push(`${hex(randomBytes(18)).slice(0, 35)}:0`);
+      rows.sort();
+    }
+    await writeFile(join(dir, name), rows.join('\r\n'));
+  }
+  return PREFIXES;
+}
+
+/** One file per 4-byte prefix that has hashes; clients read a missing file (404) as none. */
+async function exportUrlHashes(store, dir) {
+  await mkdir(dir, { recursive: true });
+  let files = 0;
+  let current = null;
+  let lines = [];
+  const flush = async () => {
+    if (current !== null) {
+      await writeFile(join(dir, current), `${lines.join('\n')}\n`);
+      files++;
+    }
+  };
+  for await (const { hash } of store.records()) {
+    const full = hex(hash).toLowerCase();
+    const prefix = full.slice(0, 8);
+    if (prefix !== current) {
+      await flush();
+      current = prefix;
+      lines = [];
+    }
+    lines.push(full);
+  }
+  await flush();
+  return files;
+}

@@ -1,0 +1,61 @@
+// `bloomgate serve`: the reference server (js/server.js) on 127.0.0.1 by default.
+import { parseCommandArgs, parseNonNegativeInteger } from './args.js';
+import { CliError, EXIT, usageError } from './errors.js';
+import { COMMAND_HELP } from './help.js';
+
+export async function run(argv) {
+  const { values } = parseCommandArgs('serve', argv, {
+    filter: { type: 'string', multiple: true },
+    'password-store': { type: 'string' },
+    'url-store': { type: 'string' },
+    static: { type: 'string' },
+    host: { type: 'string' },
+    port: { type: 'string' },
+    'max-age': { type: 'string' },
+  });
+  if (values.help) {
+    process.stdout.write(COMMAND_HELP.serve);
+    return EXIT.OK;
+  }
+  const filters = {};
+  for (const spec of values.filter ?? []) {
+    const at = spec.indexOf('=');
+    if (at <= 0 || at === spec.length - 1) throw usageError(`--filter takes NAME=FILE.bgf, got '${spec}'`);
+    filters[spec.slice(0, at)] = spec.slice(at + 1);
+  }
+  if (!Object.keys(filters).length && !values['password-store'] && !values['url-store'] && !values.static) {
+    throw usageError("nothing to serve: give --filter, --password-store, --url-store or --static (see 'bloomgate serve --help')");
+  }
+  const port = values.port === undefined ? 8787 : parseNonNegativeInteger('port', values.port);
+  if (port > 65535) throw usageError(`invalid --port '${values.port}': expected 0..65535`);
+  const { startReferenceServer } = await import('../server.js');
+  let started;
+  try {
+    started = await startReferenceServer({
+      filters,
+      passwordStore: values['password-store'],
+      urlStore: values['url-store'],
+      staticDir: values.static,
+      host: values.host ?? '127.0.0.1',
+      port,
+      maxAge: values['max-age'] === undefined ? 300 : parseNonNegativeInteger('max-age', values['max-age']),
+    });
+  } catch (error) {
+    if (error?.code === 'EADDRINUSE') throw new CliError(`port ${port} is in use (choose another with --port)`, 'E_ADDRINUSE', EXIT.USAGE);
+    if (error?.code === 'ENOENT') throw new CliError(`${error.path}: no such file or directory`, 'E_NOINPUT', EXIT.NO_INPUT);
+    throw error;
+  }
+  const { url } = started;
+  const lines = [`bloomgate: serving on ${url}`];
+  for (const name of Object.keys(filters)) lines.push(`  filter       ${url}/filters/${name}.bgf`);
+  if (values['password-store']) lines.push(`  range        ${url}/range/{5 hex}`);
+  if (values['url-store']) lines.push(`  hashes       ${url}/hashes/{8 hex}`);
+  if (values.static) lines.push(`  static       ${url}/`);
+  process.stderr.write(`${lines.join('\n')}\n`);
+  await new Promise((resolve) => {
+    const stop = () => started.server.close(resolve);
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return EXIT.OK;
+}
