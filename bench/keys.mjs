@@ -6,40 +6,42 @@
 
 const PREFIX = 'https://example.com/posts/';
 const SUFFIX = '.html';
+const DIGITS = 7;
 
-/** The key with index i (a flat one-byte string, as strings read from I/O are). */
+/** The key with index i. */
 export function keyAt(i) {
-  return PREFIX + String(i).padStart(7, '0') + SUFFIX;
+  return PREFIX + String(i).padStart(DIGITS, '0') + SUFFIX;
 }
 
 /**
- * Keys first .. first+count-1 as flat strings. Concatenation makes V8 "cons"
- * strings; a round trip through latin1 bytes gives the sequential strings a
- * program gets from the network or the DOM, so no case pays for flattening.
+ * Keys first .. first+count-1 (all indexes below 10^7), in three forms:
+ * `strings` — flat one-byte strings, as strings read from I/O are (plain
+ *   concatenation would leave V8 "cons" strings that the first use flattens);
+ * `bytes` + `offsets` — packed back to back, offsets has count + 1 entries;
+ * `views` — one Uint8Array view into `bytes` per key.
  */
-export function makeStringKeys(first, count) {
-  const keys = new Array(count);
-  for (let i = 0; i < count; i++) keys[i] = Buffer.from(keyAt(first + i), 'latin1').toString('latin1');
-  return keys;
-}
-
-/** The same keys as Uint8Array views into one packed buffer, plus that buffer and offsets. */
-export function makeByteKeys(strings) {
-  let total = 0;
-  for (const s of strings) total += s.length;
-  const bytes = new Uint8Array(total);
-  const offsets = new Uint32Array(strings.length + 1);
-  const views = new Array(strings.length);
-  let at = 0;
-  for (let i = 0; i < strings.length; i++) {
-    const s = strings[i];
+export function makeKeys(first, count) {
+  if (first + count > 10 ** DIGITS) throw new RangeError('key indexes must stay below 10^7 (fixed-length keys)');
+  const length = PREFIX.length + DIGITS + SUFFIX.length;
+  const bytes = Buffer.alloc(length * count);
+  const template = Buffer.from(PREFIX + '0'.repeat(DIGITS) + SUFFIX, 'latin1');
+  const offsets = new Uint32Array(count + 1);
+  for (let i = 0; i < count; i++) {
+    const at = i * length;
+    template.copy(bytes, at);
+    let value = first + i;
+    for (let d = PREFIX.length + DIGITS - 1; value > 0; d--, value = Math.floor(value / 10)) bytes[at + d] = 48 + (value % 10);
     offsets[i] = at;
-    for (let j = 0; j < s.length; j++) bytes[at + j] = s.charCodeAt(j); // ASCII keys
-    views[i] = bytes.subarray(at, at + s.length);
-    at += s.length;
   }
-  offsets[strings.length] = at;
-  return { bytes, offsets, views };
+  offsets[count] = length * count;
+  const strings = new Array(count);
+  const views = new Array(count);
+  const packed = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length);
+  for (let i = 0; i < count; i++) {
+    strings[i] = bytes.latin1Slice(offsets[i], offsets[i + 1]);
+    views[i] = packed.subarray(offsets[i], offsets[i + 1]);
+  }
+  return { strings, bytes: packed, offsets, views };
 }
 
 /** Split an array into consecutive batches of `size` (the last may be shorter). */

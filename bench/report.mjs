@@ -122,7 +122,7 @@ export function renderReport(r) {
         ['Component (non-member keys)', 'wasm / JS', 'native'],
         [
           ['XXH3-128 of a 38-byte key (`bgw_hash` / `bg_hash`)', fmtNs(d.rawHash), fmtNs(v.native?.hash_ns)],
-          ['hash + k positions (`bg_positions`)', '–', fmtNs(v.native?.hash_positions_ns)],
+          ['hash + k positions (`bgw_positions` / `bg_positions`)', fmtNs(d.rawPositions), fmtNs(v.native?.hash_positions_ns)],
           ['an almost empty wasm call (`bg_strerror`)', fmtNs(d.call), '–'],
           ['stage a 38-char string: `charCodeAt` loop into wasm memory', fmtNs(d.stageAscii), '–'],
           ['stage a 38-char string: `TextEncoder.encodeInto`', fmtNs(d.stageEncodeInto), '–'],

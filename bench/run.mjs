@@ -17,7 +17,7 @@ import { BloomFilter as Bloomfilter } from 'bloomfilter';
 import bloomFiltersPackage from 'bloom-filters';
 
 import { BloomFilter, loadFilter } from '../js/index.js';
-import { keyAt, makeStringKeys, makeByteKeys, batches } from './keys.mjs';
+import { keyAt, makeKeys, batches } from './keys.mjs';
 import { runRounds, sink } from './timing.mjs';
 import { runNative } from './native.mjs';
 import { wasmScratch } from './wasm-memory.mjs';
@@ -37,7 +37,7 @@ function parseArgs(argv) {
     native: true,
     n: 1_000_000,
     errorRate: 0.01,
-    rounds: 9,
+    rounds: 7,
     minMs: 200,
     diagnose: true, // raw-core and staging cases that explain where the time goes
     batch: 1000,
@@ -75,7 +75,8 @@ function parseArgs(argv) {
   return config;
 }
 
-const log = (msg) => process.stderr.write(`bench: ${msg}\n`);
+const t0 = Date.now();
+const log = (msg) => process.stderr.write(`bench [${((Date.now() - t0) / 1000).toFixed(1).padStart(5)} s] ${msg}\n`);
 
 async function main() {
   const config = parseArgs(process.argv.slice(2));
@@ -111,10 +112,10 @@ async function main() {
 
   // ---- keys ----
   log(`generating ${n.toLocaleString('en-US')} member and probe keys`);
-  const members = makeStringKeys(0, n);
-  const probes = makeStringKeys(n, n);
-  const memberBytes = makeByteKeys(members);
-  const probeBytes = makeByteKeys(probes);
+  const memberBytes = makeKeys(0, n);
+  const probeBytes = makeKeys(n, n);
+  const members = memberBytes.strings;
+  const probes = probeBytes.strings;
   const memberBatches = batches(members, batch);
   const probeBatches = batches(probes, batch);
   const memberByteBatches = batches(memberBytes.views, batch);
@@ -351,6 +352,16 @@ async function main() {
         pass() {
           const { items, offsets } = raw.probes;
           for (let i = 0; i < n; i++) ex.bgw_hash(items + offsets[i], offsets[i + 1] - offsets[i], 0, 0, raw.hashOut);
+          sink.value += raw.heap()[raw.hashOut];
+          return n;
+        },
+      },
+      {
+        id: 'diag.rawPositions',
+        pass() {
+          // bgw_positions: the hash plus the k positions (as doubles), no filter access
+          const { items, offsets } = raw.probes;
+          for (let i = 0; i < n; i++) ex.bgw_positions(items + offsets[i], offsets[i + 1] - offsets[i], 0, 0, m, k, raw.hashOut);
           sink.value += raw.heap()[raw.hashOut];
           return n;
         },
