@@ -40,6 +40,15 @@ for dir in /usr/lib /usr/lib/*-linux-gnu /usr/local/lib; do
 done
 
 mkdir -p "$out"
+# Up to date when the binary is newer than every input (and the flags are the same).
+stamp="$out/native_bench.flags"
+flags="$cc $CFLAGS $libs"
+if [ -x "$out/native_bench" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$flags" ] &&
+  [ -z "$(find "$root/src" "$root/bench/native_bench.c" "$root/bench/build-native.sh" -newer "$out/native_bench" \( -name '*.c' -o -name '*.h' -o -name '*.sh' \) 2>/dev/null)" ]; then
+  echo "$out/native_bench"
+  exit 0
+fi
 # shellcheck disable=SC2086 # CFLAGS and libs are word lists on purpose
 "$cc" $CFLAGS -I"$root/src" -o "$out/native_bench" "$root/bench/native_bench.c" "$root"/src/*.c $libs
+printf '%s' "$flags" >"$stamp"
 echo "$out/native_bench"
