@@ -9,3 +9,4 @@ export { BloomgateError } from './errors.js';
 export { init } from './wasm.js';
 export { createGate } from './gate.js';
 export { checkPassword, hashPassword } from './password.js';
+export { checkUrl, canonicalizeUrl, urlExpressions } from './url.js';
