@@ -1,0 +1,130 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+
+import { BloomFilter, BloomgateError, canonicalizeUrl, checkUrl, init, urlExpressions } from '../../js/index.js';
+
+const vectors = JSON.parse(readFileSync(new URL('../golden/url_vectors.json', import.meta.url), 'utf8'));
+const sha256 = (text) => createHash('sha256').update(text, 'utf8').digest('hex');
+const LISTED = ['evil.example/', 'bad.example/phish/', '1.2.3.4/malware/x.exe'];
+
+let server;
+let base;
+let requests;
+let mode = 'ok';
+let filter;
+
+before(async () => {
+  await init();
+  const byPrefix = new Map();
+  for (const expression of LISTED) {
+    const hash = sha256(expression);
+    byPrefix.set(hash.slice(0, 8), [...(byPrefix.get(hash.slice(0, 8)) ?? []), hash]);
+  }
+  requests = [];
+  server = createServer((req, res) => {
+    requests.push({ url: req.url, headers: req.headers });
+    const match = /^\/hashes\/([0-9a-f]{8})$/.exec(req.url);
+    if (mode === 'down') return res.destroy();
+    if (mode === 'malformed') return res.writeHead(200, { 'content-type': 'text/plain' }).end('zz\n');
+    if (mode === 'wrong-prefix') return res.writeHead(200, { 'content-type': 'text/plain' }).end(`${'f'.repeat(64)}\n`);
+    if (!match) return res.writeHead(400).end();
+    const hashes = byPrefix.get(match[1]);
+    if (!hashes) return res.writeHead(404).end(); // static hosting: no file for this prefix
+    res.writeHead(200, { 'content-type': 'text/plain' }).end(`${hashes.join('\n')}\n`);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${server.address().port}/hashes`;
+  filter = await BloomFilter.create({ capacity: 100, errorRate: 0.001, keyEncoding: 'url' });
+  for (const expression of LISTED) filter.add(expression);
+});
+
+after(async () => {
+  filter.free();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+test('canonicalization matches every specification vector (the same C code as the builder)', () => {
+  for (const { input, inputHex, canonical } of vectors.canonicalize) {
+    const text = input ?? Buffer.from(inputHex, 'hex').toString('latin1');
+    if (input === undefined) continue; // raw non-UTF-8 bytes cannot be a JS string
+    // Non-ASCII hosts: the C vectors escape them (the core's contract); JS turns them into punycode first (next test).
+    if (/^[a-z]+:\/\/[^/]*%[89A-F]/i.test(canonical)) continue;
+    assert.equal(canonicalizeUrl(text), canonical, JSON.stringify(text));
+  }
+  for (const { url, expressions } of vectors.expressions) assert.deepEqual(urlExpressions(url), expressions, url);
+  for (const { input } of vectors.invalid) {
+    if (input === undefined) continue;
+    assert.throws(() => canonicalizeUrl(input), (e) => e instanceof BloomgateError && e.code === 'E_URL', JSON.stringify(input));
+  }
+});
+
+test('IDN hosts become punycode first (the one step left to the platform URL parser)', () => {
+  assert.equal(canonicalizeUrl('http://bücher.example/Straße'), 'http://xn--bcher-kva.example/Stra%C3%9Fe');
+  assert.equal(canonicalizeUrl('http://B%C3%BCcher.example/'), 'http://xn--bcher-kva.example/');
+  assert.equal(canonicalizeUrl('http://user@münchen.example:8080/'), 'http://xn--mnchen-3ya.example/');
+  assert.throws(() => canonicalizeUrl('http://exa mple.例\u0000/'), (e) => e.code === 'E_URL');
+  assert.throws(() => canonicalizeUrl(42), TypeError);
+});
+
+test('at most 30 expressions, most specific first', () => {
+  const many = urlExpressions('http://a.b.c.d.e.f.g/1/2/3/4/5/6/7.html?q=1');
+  assert.ok(many.length <= 30);
+  assert.equal(many[0], 'a.b.c.d.e.f.g/1/2/3/4/5/6/7.html?q=1');
+  assert.equal(new Set(many).size, many.length);
+});
+
+test('a listed URL escalates only 4-byte hash prefixes and is confirmed', async () => {
+  requests.length = 0;
+  const result = await checkUrl('https://www.evil.example/login?user=alice#top', { filter, hashesUrl: base });
+  assert.deepEqual(result, { listed: true, expression: 'evil.example/', escalated: true, confirmed: true });
+  assert.ok(requests.length >= 1);
+  for (const request of requests) {
+    assert.match(request.url, /^\/hashes\/[0-9a-f]{8}$/);
+    assert.ok(!JSON.stringify(request).includes('evil'), 'the URL never leaves');
+    assert.ok(!JSON.stringify(request).includes('alice'));
+  }
+  assert.equal((await checkUrl('http://0x01020304/malware/x.exe', { filter, hashesUrl: base })).listed, true);
+});
+
+test('clean URLs answer locally; a "maybe" the server does not list is a false positive', async () => {
+  requests.length = 0;
+  let escalated = 0;
+  for (let i = 0; i < 300; i++) {
+    const result = await checkUrl(`https://shop-${i}.example.org/cart?item=${i}`, { filter, hashesUrl: base });
+    assert.equal(result.listed, false);
+    if (result.escalated) escalated++;
+  }
+  assert.equal(requests.length, escalated);
+  assert.ok(escalated <= 3, `${escalated} of 300 escalated at p = 0.001`);
+  const everything = { mightContainKey: () => true, keyEncoding: 'url' };
+  const fp = await checkUrl('https://good.example/', { filter: everything, hashesUrl: base });
+  assert.deepEqual(fp, { listed: false, expression: null, escalated: true, confirmed: true });
+});
+
+test('without hashesUrl the filter answers alone and says so', async () => {
+  assert.deepEqual(await checkUrl('http://bad.example/phish/page', { filter }), { listed: true, expression: 'bad.example/phish/', escalated: false, confirmed: false });
+  assert.deepEqual(await checkUrl('http://fine.example/', { filter }), { listed: false, expression: null, escalated: false, confirmed: true });
+});
+
+test('malformed replies, wrong prefixes and failures are E_ESCALATION, never an answer', async () => {
+  for (const m of ['malformed', 'wrong-prefix', 'down']) {
+    mode = m;
+    try {
+      await assert.rejects(checkUrl('https://evil.example/', { filter, hashesUrl: base }), (e) => e.code === 'E_ESCALATION', m);
+    } finally {
+      mode = 'ok';
+    }
+  }
+});
+
+test('bad arguments', async () => {
+  await assert.rejects(checkUrl('http://x/', {}), TypeError);
+  const utf8 = await BloomFilter.create({ capacity: 10, errorRate: 0.01 });
+  await assert.rejects(checkUrl('http://x/', { filter: utf8 }), { code: 'E_KEY_ENCODING' });
+  utf8.free();
+  await assert.rejects(checkUrl('http://[::1', { filter }), { code: 'E_URL' });
+});
