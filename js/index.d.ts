@@ -9,11 +9,19 @@
 /** An item: a string (hashed as its UTF-8 bytes) or raw bytes. */
 export type Item = string | Uint8Array;
 
-/** Key encodings stored in a filter file. `url` is reserved (queries report E_KEY_ENCODING). */
+/**
+ * Key encodings stored in a filter file: `utf8` (the item's bytes), `sha1`
+ * (passwords: the SHA-1 of the item), `url` (SHA-256 of the URL's Safe
+ * Browsing expressions; a query asks up to 30 of them).
+ */
 export type KeyEncoding = 'utf8' | 'sha1' | 'url';
 
-/** Filter kinds. Only the classic Bloom filter exists so far. */
-export type Kind = 'classic';
+/**
+ * Filter kinds. `fuse` picks fuse8 (2^-8 ≈ 0.39%) or fuse16 (2^-16) from the
+ * error rate; fuse filters are static: add every key, then query (the first
+ * query builds them; later adds are BloomgateError E_STATIC).
+ */
+export type Kind = 'classic' | 'blocked' | 'fuse' | 'fuse8' | 'fuse16' | 'counting' | 'scalable' | 'cuckoo';
 
 /**
  * Stable error codes. Core codes mirror the C status enum (BG_E_CHECKSUM ->
@@ -23,7 +31,8 @@ export type BloomgateErrorCode =
   | 'E_ARG' | 'E_RANGE' | 'E_NOMEM' | 'E_TOO_LARGE' | 'E_TRUNCATED' | 'E_MAGIC'
   | 'E_VERSION' | 'E_HEADER' | 'E_TRAILING' | 'E_CHECKSUM' | 'E_KIND' | 'E_KEY_ENCODING'
   | 'E_HASH' | 'E_PAYLOAD' | 'E_INCOMPATIBLE' | 'E_BUFFER' | 'E_METADATA'
-  | 'E_FREED' | 'E_INTEGRITY' | 'E_FETCH'
+  | 'E_URL' | 'E_FULL' | 'E_UNSUPPORTED' | 'E_NOT_FOUND' | 'E_STATIC'
+  | 'E_FREED' | 'E_INTEGRITY' | 'E_FETCH' | 'E_NOT_READY' | 'E_ESCALATION' | 'E_TIMEOUT'
   | (string & {});
 
 /**
@@ -58,7 +67,7 @@ export interface FilterSize {
  *   not an integer in [1, 2^53], an errorRate outside (0, 1), or a k above 64;
  *   BloomgateError E_TOO_LARGE when m exceeds 2^43 bits.
  */
-export function sizeFor(options: { capacity: number; errorRate: number }): FilterSize;
+export function sizeFor(options: { capacity: number; errorRate: number; keyEncoding?: KeyEncoding }): FilterSize;
 
 export interface CreateOptions {
   /** Expected number of items: an integer in [1, 2^53]. */
@@ -117,7 +126,7 @@ export interface FilterStats {
   overFilled: boolean;
 }
 
-/** A classic Bloom filter living in wasm memory. */
+/** A filter of any {@link Kind} living in wasm memory. */
 export class BloomFilter {
   private constructor();
 
@@ -150,6 +159,22 @@ export class BloomFilter {
   merge(other: BloomFilter): this;
   /** Remove every item. */
   clear(): void;
+  /**
+   * Remove an item (counting and cuckoo kinds; E_UNSUPPORTED otherwise).
+   * false, changing nothing, when the filter says it was never added. Remove
+   * only items you added: removing a false positive can hide other items.
+   */
+  remove(item: Item): boolean;
+  /** remove() for a key that is already encoded. */
+  removeKey(key: Uint8Array): boolean;
+  /** A counting filter's classic equivalent (same m, k, seed) to publish. E_UNSUPPORTED for other kinds. */
+  toClassic(): BloomFilter;
+  /** Replace the metadata block (JSON-serialisable; null removes it). */
+  setMetadata(value: unknown): void;
+  /** The kind's name, e.g. 'classic' or 'fuse8'. */
+  readonly kind: string;
+  /** The key encoding: 'utf8', 'sha1' or 'url'. */
+  readonly keyEncoding: KeyEncoding;
   stats(): FilterStats;
   /** The .bgf file bytes (a copy). */
   serialize(): Uint8Array;
@@ -241,3 +266,103 @@ export function inspectFile(bytes: Uint8Array | ArrayBuffer): Promise<InspectRep
 export function init(
   source?: WebAssembly.Module | BufferSource | Response | URL | string | PromiseLike<WebAssembly.Module | BufferSource | Response>,
 ): Promise<void>;
+
+/* ------------------------------------------------------------------------ */
+/* The front gate: local answers, escalation on "maybe"                      */
+/* ------------------------------------------------------------------------ */
+
+export interface GateResult {
+  /** The final answer: confirmed by the source of truth when escalated. */
+  listed: boolean;
+  /** true when confirm() was asked (false for local answers and cache hits). */
+  escalated: boolean;
+  /** The filter said maybe and the source of truth said no. */
+  falsePositive: boolean;
+  /** Answered from the gate's cache of earlier confirmations. */
+  cached?: boolean;
+  /** The escalation error, when onError turned a failure into an answer. */
+  error?: unknown;
+}
+
+export interface GateStats {
+  checks: number;
+  /** Answered "definitely not" by the filter, with no network. */
+  localNegatives: number;
+  escalations: number;
+  cacheHits: number;
+  confirmed: number;
+  falsePositives: number;
+  errors: number;
+  inFlight: number;
+  /** The filter's own estimate, refreshed every 10,000 checks. */
+  expectedFalsePositiveRate: number | null;
+  /** Observed false positives run well above the filter's estimate: rebuild or refresh it. */
+  staleFilter: boolean;
+}
+
+export interface GateOptions {
+  filter: { mightContain(item: Item): boolean; stats?(): { estimatedErrorRate: number } };
+  /** Ask the source of truth; honour `signal`. May return a cache hint in ms. */
+  confirm(item: Item, context: { signal: AbortSignal }): Promise<boolean | { listed: boolean; ttlMs?: number }>;
+  /** What a failed escalation means. Default 'throw' (BloomgateError E_ESCALATION); never silently clean. */
+  onError?: 'throw' | 'listed' | 'clean' | ((error: unknown, item: Item) => boolean);
+  /** Abort an escalation after this long (default 5000). */
+  timeoutMs?: number;
+  /** Confirmed answers: bounded LRU with a TTL (defaults 1000 entries, 10 minutes). */
+  cache?: { maxEntries?: number; ttlMs?: number };
+  /** Flag a stale filter when false positives exceed ratio × the estimate (default 3) after minNegatives (default 200). */
+  staleness?: { ratio?: number; minNegatives?: number };
+  onStale?(info: { observedFalsePositiveRate: number; expectedFalsePositiveRate: number; negatives: number }): void;
+  now?(): number;
+}
+
+export interface Gate {
+  check(item: Item): Promise<GateResult>;
+  stats(): GateStats;
+  clearCache(): void;
+}
+
+/** Answer locally; on "maybe" ask `confirm` once (shared by concurrent checks, cached). */
+export function createGate(options: GateOptions): Gate;
+
+/** SHA-1 of a password (UTF-8) as 40 uppercase hex digits. Synchronous; needs the module instantiated (E_NOT_READY otherwise). */
+export function hashPassword(password: string): string;
+
+export interface PasswordCheck {
+  breached: boolean;
+  /** Times seen in breaches (0 when not breached; null when unconfirmed). */
+  count: number | null;
+  /** The range server was asked (with the 5-hex SHA-1 prefix only). */
+  escalated: boolean;
+  /** false: the filter said maybe and no rangeUrl was given. */
+  confirmed: boolean;
+}
+
+/**
+ * Check a password against a `sha1` filter and, on "maybe", the public range
+ * protocol (`GET {rangeUrl}/{5 hex}`, `Add-Padding: true`). Works against the
+ * public service and self-hosted mirrors (`bloomgate serve`, `export-ranges`).
+ */
+export function checkPassword(password: string, options: {
+  filter?: BloomFilter; rangeUrl?: string | URL; fetch?: typeof fetch; signal?: AbortSignal; timeoutMs?: number;
+}): Promise<PasswordCheck>;
+
+/** Safe Browsing canonical form (sync; IDN hosts become punycode). BloomgateError E_URL when unparsable. */
+export function canonicalizeUrl(url: string): string;
+/** Host-suffix x path-prefix expressions, most specific first, at most 30 (sync). */
+export function urlExpressions(url: string): string[];
+
+export interface UrlCheck {
+  listed: boolean;
+  /** The listed expression that matched, or null. */
+  expression: string | null;
+  /** The hashes server was asked (with 4-byte SHA-256 prefixes only). */
+  escalated: boolean;
+  /** false: the filter said maybe and no hashesUrl was given. */
+  confirmed: boolean;
+}
+
+/** Check a URL against a `url` filter; on "maybe", confirm by 4-byte hash prefix at `GET {hashesUrl}/{8 hex}`. */
+export function checkUrl(url: string, options: {
+  filter: BloomFilter; hashesUrl?: string | URL; fetch?: typeof fetch; signal?: AbortSignal; timeoutMs?: number;
+}): Promise<UrlCheck>;
