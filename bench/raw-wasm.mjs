@@ -17,10 +17,9 @@ export async function rawCore(wasmPath, members, probes, { n, errorRate }) {
   });
   const ex = instance.exports;
   if (typeof ex._initialize === 'function') ex._initialize();
-  // The generic bg_filter_* exports, or the classic-only bg_bloom_* of older builds.
   const pick = (name) => {
-    const fn = ex[`bg_filter_${name}`] ?? ex[`bg_bloom_${name}`];
-    if (typeof fn !== 'function') throw new Error(`raw wasm: no bg_filter_${name} / bg_bloom_${name} export`);
+    const fn = ex[`bg_filter_${name}`];
+    if (typeof fn !== 'function') throw new Error(`raw wasm: no bg_filter_${name} export`);
     return fn;
   };
   const malloc = (size) => {

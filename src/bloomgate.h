@@ -305,35 +305,6 @@ bg_status bg_filter_deserialize(const uint8_t *src, size_t src_size, bg_filter *
  */
 bg_status bg_filter_deserialize_owned(uint8_t *buffer, size_t size, bg_filter **out);
 
-/* ------------------------------------------------------------------------ */
-/* Transitional names for the classic kind (compat_bloom.c), kept while the  */
-/* tests and the wasm boundary move to bg_filter_*; removed after that.      */
-/* ------------------------------------------------------------------------ */
-typedef bg_filter bg_bloom;
-bg_status bg_bloom_create(uint64_t capacity, double error_rate, uint64_t seed, int key_encoding,
-                          bg_bloom **out);
-void bg_bloom_free(bg_bloom *filter);
-void bg_bloom_clear(bg_bloom *filter);
-bg_status bg_bloom_add(bg_bloom *filter, const void *item, size_t len);
-int bg_bloom_contains(const bg_bloom *filter, const void *item, size_t len);
-bg_status bg_bloom_add_key(bg_bloom *filter, const void *key, size_t len);
-int bg_bloom_contains_key(const bg_bloom *filter, const void *key, size_t len);
-bg_status bg_bloom_add_many(bg_bloom *filter, const uint8_t *items, const uint32_t *offsets,
-                            size_t count);
-bg_status bg_bloom_contains_many(const bg_bloom *filter, const uint8_t *items,
-                                 const uint32_t *offsets, size_t count, uint8_t *results);
-bg_status bg_bloom_merge(bg_bloom *dst, const bg_bloom *src);
-uint64_t bg_bloom_bit_count(const bg_bloom *filter);
-void bg_bloom_info(const bg_bloom *filter, bg_info *info);
-bg_status bg_bloom_set_metadata(bg_bloom *filter, const void *data, size_t len);
-const uint8_t *bg_bloom_metadata(const bg_bloom *filter, size_t *len);
-void bg_bloom_set_identity(bg_bloom *filter, const uint8_t list_id[16], uint64_t generation);
-size_t bg_bloom_serialized_size(const bg_bloom *filter);
-bg_status bg_bloom_serialize(const bg_bloom *filter, uint8_t *dst, size_t dst_capacity,
-                             size_t *written);
-bg_status bg_bloom_deserialize(const uint8_t *src, size_t src_size, bg_bloom **out);
-bg_status bg_bloom_deserialize_owned(uint8_t *buffer, size_t size, bg_bloom **out);
-
 #ifdef __cplusplus
 }
 #endif
