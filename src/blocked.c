@@ -107,7 +107,9 @@ static void block_add_scalar(uint8_t *block, uint32_t k, uint64_t h2) {
  * 2^e: put e in the exponent field ((y >> 27) << 23 == (y >> 4) & 0x0F800000),
  * add the bias 127 << 23, and convert to an integer. 2^31 is out of range for
  * a signed conversion; SSE2's cvttps then yields 0x80000000, which is 1 << 31,
- * and wasm's unsigned saturating conversion is exact.
+ * and wasm's unsigned saturating conversion is exact. (A byte-shuffle table
+ * lookup, i8x16.swizzle of {1, 2, 4, ..., 128}, measured no faster in wasm:
+ * 4.2 against 3.9 ns per block test; SSE2 emulated on wasm SIMD: 2.4x slower.)
  */
 #if BG_BLOCKED_WASM
 static inline v128_t group_masks(uint32_t x, const uint32_t *salts) {
@@ -444,7 +446,13 @@ static int blocked_contains(const void *state, bg_hash_pair h) {
 
 /*
  * Locate every key's block first and test second: the group's cache misses
- * are in flight together instead of one after another.
+ * are in flight together instead of one after another. wasm has no prefetch
+ * instruction, so there a tight loop reads one byte of each block first (the
+ * empty asm keeps the loads): back-to-back loads all issue before the first
+ * one returns, which a loop that also computes the masks would not do, since
+ * a pending load holds up retirement and the reorder buffer fills. Measured
+ * at 10M keys in wasm: 37 ns per query, against 45 without the touch loop and
+ * 51 with the masks computed in the same loop.
  */
 #define PREFETCH_GROUP 16
 static bg_status blocked_contains_many(const void *state, const bg_hash_pair *hashes, size_t count,
@@ -459,6 +467,11 @@ static bg_status blocked_contains_many(const void *state, const bg_hash_pair *ha
       __builtin_prefetch(where[j]);
 #endif
     }
+#if defined(__wasm__)
+    uint32_t touched = 0;
+    for (size_t j = 0; j < n; j++) touched |= where[j][0];
+    __asm__ volatile("" : : "r"(touched));
+#endif
     for (size_t j = 0; j < n; j++)
       results[i + j] = (uint8_t)block_contains_vector(where[j], b->k, hashes[i + j].h2);
   }
