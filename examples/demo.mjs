@@ -13,22 +13,20 @@
 import { createHash } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { BloomFilter, checkPassword, checkUrl } from '../js/index.js';
 import { startReferenceServer } from '../js/server.js';
 import { writeStore } from '../js/store.js';
+import { commonPasswords, root, siteMounts } from './site.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'build', 'demo');
 const require = createRequire(import.meta.url);
 
 /** The two lists, as the packages ship them. */
 async function loadLists() {
-  const { dictionary } = await import('@zxcvbn-ts/language-common');
-  const passwords = dictionary['passwords-common']; // most common first
+  const passwords = await commonPasswords(); // most common first
   const phishing = require('eth-phishing-detect/src/config.json').blacklist;
   return { passwords, phishing };
 }
@@ -144,15 +142,7 @@ async function main() {
     filters: { passwords: files.passwordsFilter, urls: files.urlsFilter },
     passwordStore: files.passwordsStore,
     urlStore: files.urlsStore,
-    staticDir: [
-      { prefix: '/', dir: join(root, 'examples') },
-      { prefix: '/bloomgate/js/', dir: join(root, 'js') },
-      { prefix: '/bloomgate/wasm/', dir: join(root, 'wasm') },
-      { prefix: '/vendor/zxcvbn-core/', dir: dirname(require.resolve('@zxcvbn-ts/core')) },
-      { prefix: '/vendor/zxcvbn-common/', dir: dirname(require.resolve('@zxcvbn-ts/language-common')) },
-      { prefix: '/vendor/zxcvbn-compression/', dir: join(dirname(require.resolve('@zxcvbn-ts/dictionary-compression/decompress'))) },
-      { prefix: '/vendor/fastest-levenshtein/', dir: join(dirname(require.resolve('fastest-levenshtein')), 'esm') },
-    ],
+    staticDir: siteMounts(),
   });
 
   const ps = passwordBuild.filter.stats();

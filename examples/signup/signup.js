@@ -22,17 +22,20 @@ function say(text, tone) {
   status.className = `status ${tone}`;
 }
 
+// data-filter / data-strength on <body> say when each part is ready (and let tests wait for it).
 const filterReady = loadFilter('/filters/passwords.bgf')
-  .then((loaded) => { filter = loaded; })
-  .catch((error) => { filterError = error; });
+  .then((loaded) => { filter = loaded; document.body.dataset.filter = 'ready'; })
+  .catch((error) => { filterError = error; document.body.dataset.filter = 'failed'; });
 
 // Strength is independent of the breach check: it keeps working if the check cannot.
 const strength = (async () => {
   try {
     const [{ ZxcvbnFactory }, common] = await Promise.all([import('@zxcvbn-ts/core'), import('@zxcvbn-ts/language-common')]);
     const estimator = new ZxcvbnFactory({ dictionary: common.dictionary, graphs: common.adjacencyGraphs });
+    document.body.dataset.strength = 'ready';
     return (password) => estimator.check(password);
   } catch {
+    document.body.dataset.strength = 'unavailable';
     return null;
   }
 })();
