@@ -92,17 +92,7 @@ static bg_status classic_merge(void *dst_state, const void *src_state) {
   return BG_OK;
 }
 
-static uint64_t bit_count(const classic *c) {
-  size_t bytes = (size_t)payload_bytes(c->m), i = 0;
-  uint64_t total = 0;
-  for (; i + 8 <= bytes; i += 8) {
-    uint64_t word;
-    memcpy(&word, c->bits + i, 8);
-    total += (uint64_t)__builtin_popcountll(word);
-  }
-  for (; i < bytes; i++) total += (uint64_t)__builtin_popcount(c->bits[i]);
-  return total;
-}
+static uint64_t bit_count(const classic *c) { return bg__popcount_bytes(c->bits, payload_bytes(c->m)); }
 
 static void classic_describe(const void *state, uint64_t count, bg_kind_info *info) {
   const classic *c = (const classic *)state;

@@ -102,13 +102,46 @@ void bg_filter_clear(bg_filter *f) {
 
 /* ---- items to hash pairs ------------------------------------------------ */
 
-/* The key an item stands for under the filter's encoding; scratch holds digests. */
-static bg_status item_key(const bg_filter *f, const void *item, size_t len, uint8_t *scratch,
+/*
+ * URL items stand for several keys: the SHA-256 of each Safe Browsing
+ * expression. Adding (or removing) a URL uses its most specific expression
+ * (host, path and query; "evil.example" lists the whole host as
+ * "evil.example/"); a query asks for every expression of the URL, at most
+ * BG_URL_MAX_EXPRESSIONS. Writes up to max digests.
+ */
+static bg_status url_item_keys(const void *item, size_t len, uint8_t (*digests)[32], size_t max,
+                               size_t *count) {
+  uint32_t offsets[BG_URL_MAX_EXPRESSIONS + 1];
+  size_t found = 0;
+  /* First call learns the size the expressions need; the second writes them. */
+  bg_status rc = bg_url_expressions((const char *)item, len, NULL, 0, offsets, &found);
+  if (rc != BG_OK && rc != BG_E_BUFFER) return rc;
+  size_t size = offsets[found] ? offsets[found] : 1;
+  char *text = (char *)malloc(size);
+  BG_RETURN_IF(!text, BG_E_NOMEM);
+  rc = bg_url_expressions((const char *)item, len, text, size, offsets, &found);
+  if (rc == BG_OK) {
+    *count = found < max ? found : max;
+    for (size_t i = 0; i < *count; i++) bg_sha256(text + offsets[i], offsets[i + 1] - offsets[i], digests[i]);
+  }
+  free(text);
+  return rc;
+}
+
+/* The one key an item is added or removed as, under the filter's encoding; scratch holds digests. */
+static bg_status item_key(const bg_filter *f, const void *item, size_t len, uint8_t scratch[32],
                           const uint8_t **key, size_t *key_len) {
   if (f->key_encoding == BG_KEY_UTF8) {
     *key = (const uint8_t *)item;
     *key_len = len;
     return BG_OK;
+  }
+  if (f->key_encoding == BG_KEY_URL) {
+    size_t count = 0;
+    bg_status rc = url_item_keys(item, len, (uint8_t(*)[32])scratch, 1, &count);
+    *key = scratch;
+    *key_len = 32;
+    return rc;
   }
   return bg_encode_key((int)f->key_encoding, item, len, scratch, key, key_len);
 }
@@ -133,43 +166,8 @@ bg_status bg_filter_remove_key(bg_filter *f, const void *key, size_t len) {
   return rc;
 }
 
-/*
- * URL items stand for several keys: the SHA-256 of each Safe Browsing
- * expression. Adding a URL lists its most specific expression (host, path and
- * query; "evil.example" lists the whole host as "evil.example/"); a query asks
- * for every expression of the URL, at most BG_URL_MAX_EXPRESSIONS.
- */
-typedef struct {
-  uint8_t digests[BG_URL_MAX_EXPRESSIONS][32];
-  size_t count;
-} url_keys;
-
-static bg_status url_item_keys(const void *item, size_t len, int all, url_keys *keys) {
-  uint32_t offsets[BG_URL_MAX_EXPRESSIONS + 1];
-  size_t count = 0;
-  /* First call learns the size the expressions need; the second writes them. */
-  bg_status rc = bg_url_expressions((const char *)item, len, NULL, 0, offsets, &count);
-  if (rc != BG_OK && rc != BG_E_BUFFER) return rc;
-  size_t size = offsets[count] ? offsets[count] : 1;
-  char *text = (char *)malloc(size);
-  BG_RETURN_IF(!text, BG_E_NOMEM);
-  rc = bg_url_expressions((const char *)item, len, text, size, offsets, &count);
-  if (rc == BG_OK) {
-    keys->count = all ? count : (count ? 1 : 0);
-    for (size_t i = 0; i < keys->count; i++)
-      bg_sha256(text + offsets[i], offsets[i + 1] - offsets[i], keys->digests[i]);
-  }
-  free(text);
-  return rc;
-}
-
 bg_status bg_filter_add(bg_filter *f, const void *item, size_t len) {
   BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
-  if (f->key_encoding == BG_KEY_URL) {
-    url_keys keys;
-    bg_status rc = url_item_keys(item, len, 0, &keys);
-    return rc != BG_OK ? rc : bg_filter_add_key(f, keys.digests[0], 32);
-  }
   uint8_t scratch[32];
   const uint8_t *key;
   size_t key_len;
@@ -177,37 +175,36 @@ bg_status bg_filter_add(bg_filter *f, const void *item, size_t len) {
   return rc != BG_OK ? rc : bg_filter_add_key(f, key, key_len);
 }
 
-int bg_filter_contains(const bg_filter *f, const void *item, size_t len) {
-  BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
-  if (f->key_encoding == BG_KEY_URL) {
-    url_keys keys;
-    bg_status rc = url_item_keys(item, len, 1, &keys);
-    if (rc != BG_OK) return rc;
-    for (size_t i = 0; i < keys.count; i++) {
-      int answer = f->ops->contains(f->state, bg__hash(keys.digests[i], 32, f->seed));
-      if (answer != 0) return answer;
-    }
-    return 0;
-  }
-  uint8_t scratch[32];
-  const uint8_t *key;
-  size_t key_len;
-  bg_status rc = item_key(f, item, len, scratch, &key, &key_len);
-  return rc != BG_OK ? rc : f->ops->contains(f->state, bg__hash(key, key_len, f->seed));
-}
-
 bg_status bg_filter_remove(bg_filter *f, const void *item, size_t len) {
   BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
-  if (f->key_encoding == BG_KEY_URL) {
-    url_keys keys;
-    bg_status rc = url_item_keys(item, len, 0, &keys);
-    return rc != BG_OK ? rc : bg_filter_remove_key(f, keys.digests[0], 32);
-  }
   uint8_t scratch[32];
   const uint8_t *key;
   size_t key_len;
   bg_status rc = item_key(f, item, len, scratch, &key, &key_len);
   return rc != BG_OK ? rc : bg_filter_remove_key(f, key, key_len);
+}
+
+/* A URL is "maybe" when any of its expressions is. */
+static int contains_url(const bg_filter *f, const void *item, size_t len) {
+  uint8_t digests[BG_URL_MAX_EXPRESSIONS][32];
+  size_t count = 0;
+  bg_status rc = url_item_keys(item, len, digests, BG_URL_MAX_EXPRESSIONS, &count);
+  if (rc != BG_OK) return rc;
+  for (size_t i = 0; i < count; i++) {
+    int answer = f->ops->contains(f->state, bg__hash(digests[i], 32, f->seed));
+    if (answer != 0) return answer;
+  }
+  return 0;
+}
+
+int bg_filter_contains(const bg_filter *f, const void *item, size_t len) {
+  BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
+  if (f->key_encoding == BG_KEY_URL) return contains_url(f, item, len);
+  uint8_t scratch[32];
+  const uint8_t *key;
+  size_t key_len;
+  bg_status rc = item_key(f, item, len, scratch, &key, &key_len);
+  return rc != BG_OK ? rc : f->ops->contains(f->state, bg__hash(key, key_len, f->seed));
 }
 
 /*
@@ -234,14 +231,6 @@ static bg_status hash_group(const bg_filter *f, const uint8_t *items, const uint
 
 bg_status bg_filter_add_many(bg_filter *f, const uint8_t *items, const uint32_t *offsets, size_t count) {
   BG_RETURN_IF(!f || (count && (!items || !offsets)), BG_E_ARG);
-  if (f->key_encoding == BG_KEY_URL) {
-    for (size_t i = 0; i < count; i++) {
-      BG_RETURN_IF(offsets[i + 1] < offsets[i], BG_E_ARG);
-      bg_status rc = bg_filter_add(f, items + offsets[i], offsets[i + 1] - offsets[i]);
-      if (rc != BG_OK) return rc;
-    }
-    return BG_OK;
-  }
   bg_hash_pair group[BG_BATCH_GROUP];
   for (size_t i = 0; i < count; i += BG_BATCH_GROUP) {
     size_t n = count - i < BG_BATCH_GROUP ? count - i : BG_BATCH_GROUP;
@@ -262,7 +251,7 @@ bg_status bg_filter_contains_many(const bg_filter *f, const uint8_t *items, cons
   if (f->key_encoding == BG_KEY_URL) {
     for (size_t i = 0; i < count; i++) {
       BG_RETURN_IF(offsets[i + 1] < offsets[i], BG_E_ARG);
-      int answer = bg_filter_contains(f, items + offsets[i], offsets[i + 1] - offsets[i]);
+      int answer = contains_url(f, items + offsets[i], offsets[i + 1] - offsets[i]);
       if (answer < 0) return (bg_status)answer;
       results[i] = (uint8_t)answer;
     }

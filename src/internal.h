@@ -44,6 +44,18 @@ static inline double bg__get_f64(const uint8_t *p) {
   return d;
 }
 
+/* Set bits in n bytes (fill ratios of bit-array kinds). */
+static inline uint64_t bg__popcount_bytes(const uint8_t *p, uint64_t n) {
+  uint64_t total = 0, i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t word;
+    memcpy(&word, p + i, 8);
+    total += (uint64_t)__builtin_popcountll(word);
+  }
+  for (; i < n; i++) total += (uint64_t)__builtin_popcount(p[i]);
+  return total;
+}
+
 /* Offset of the payload for a metadata block of this length: after the header, 64-byte aligned. */
 static inline uint64_t bg__payload_offset(uint64_t metadata_length) {
   return (BG_HEADER_SIZE + metadata_length + (BG_PAYLOAD_ALIGN - 1)) & ~(uint64_t)(BG_PAYLOAD_ALIGN - 1);

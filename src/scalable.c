@@ -133,17 +133,6 @@ static int scalable_contains(const void *state, bg_hash_pair h) {
   return 0;
 }
 
-static uint64_t popcount_bytes(const uint8_t *p, uint64_t n) {
-  uint64_t total = 0, i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t word;
-    memcpy(&word, p + i, 8);
-    total += (uint64_t)__builtin_popcountll(word);
-  }
-  for (; i < n; i++) total += (uint64_t)__builtin_popcount(p[i]);
-  return total;
-}
-
 static void scalable_describe(const void *state, uint64_t count, bg_kind_info *info) {
   (void)count; /* each layer keeps its own count */
   const scalable *s = (const scalable *)state;
@@ -151,7 +140,7 @@ static void scalable_describe(const void *state, uint64_t count, bg_kind_info *i
   memset(info, 0, sizeof *info);
   for (uint32_t i = 0; i < s->layer_count; i++) {
     const layer *l = &s->layers[i];
-    uint64_t set = popcount_bytes(l->bits, layer_bytes(l->m));
+    uint64_t set = bg__popcount_bytes(l->bits, layer_bytes(l->m));
     info->m += l->m;
     info->bits_set += set;
     info->estimated_items += bg_estimated_items(l->m, l->k, set);
