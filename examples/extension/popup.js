@@ -1,0 +1,66 @@
+// The popup: the filter in use (generation, list id, size), the gate's counters, settings.
+const $ = (id) => document.getElementById(id);
+const number = new Intl.NumberFormat('en');
+
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+function formatUpdate(update) {
+  if (!update) return 'No update attempted yet.';
+  const when = new Date(update.at).toLocaleString();
+  if (update.ok) return `Last update (${when}): ${update.message}.`;
+  return `Last update failed (${when}): ${update.code}: ${update.message}. Still using the last good filter.`;
+}
+
+function render(state) {
+  if (!state?.ok) {
+    $('last-update').textContent = `The filter is not loaded: ${state?.error?.message ?? 'no answer from the extension'}`;
+    return;
+  }
+  const { filter, gate, lastUpdate, settings } = state;
+  $('generation').textContent = String(filter.generation);
+  $('list-id').textContent = filter.listId;
+  $('size').textContent = `${formatBytes(filter.serializedBytes)} (${filter.kind}, target error rate ${filter.errorRate})`;
+  $('items').textContent = number.format(filter.items);
+  $('source').textContent = filter.source === 'bundled' ? 'bundled with the extension' : filter.source;
+  $('last-update').textContent = formatUpdate(lastUpdate);
+  $('checks').textContent = number.format(gate.checks);
+  $('local').textContent = number.format(gate.localNegatives);
+  $('escalations').textContent = number.format(gate.escalations);
+  $('confirmed').textContent = number.format(gate.confirmed);
+  $('false-positives').textContent = number.format(gate.falsePositives);
+  $('cache-hits').textContent = number.format(gate.cacheHits);
+  $('errors').textContent = number.format(gate.errors);
+  for (const [id, key] of [['update-url', 'updateUrl'], ['update-integrity', 'updateIntegrity'], ['hashes-url', 'hashesUrl']]) {
+    if (document.activeElement !== $(id)) $(id).value = settings[key] ?? '';
+  }
+  document.body.dataset.ready = 'true';
+}
+
+async function refresh() {
+  render(await chrome.runtime.sendMessage({ type: 'status' }));
+}
+
+$('update').addEventListener('click', async () => {
+  $('update').disabled = true;
+  $('last-update').textContent = 'Updating…';
+  try {
+    const reply = await chrome.runtime.sendMessage({ type: 'update' });
+    render(reply.status ?? reply);
+  } finally {
+    $('update').disabled = false;
+  }
+});
+
+$('settings').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = new FormData(event.target);
+  const reply = await chrome.runtime.sendMessage({ type: 'settings', settings: Object.fromEntries(form) });
+  $('settings-message').textContent = reply?.settings ? 'Saved.' : `Not saved: ${reply?.error?.message}`;
+  await refresh();
+});
+
+refresh();
