@@ -4,7 +4,7 @@
  * stands in for the web; the bundled list holds the expression 127.0.0.1/phish/.
  *
  * Run: node --test tests/browser/extension.test.mjs (needs /usr/bin/chromium,
- * or CHROMIUM_PATH). Writes docs/images/extension-warning.png.
+ * or BG_CHROMIUM). Writes docs/images/extension-warning.png.
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -15,48 +15,12 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
+import { CHROMIUM, launch } from './browser.mjs';
 import { buildExtension, buildUrlFilter, parseList } from '../../examples/extension/build.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const hasChromium = existsSync(CHROMIUM);
 const SCREENSHOT = join(root, 'docs', 'images', 'extension-warning.png');
-
-const BASE_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--no-first-run',
-];
-
-/**
- * A fresh persistent context (a new profile directory each time).
- * @param {{ extension?: string }} [options]
- * @returns {Promise<{ context: import('playwright-core').BrowserContext, close(): Promise<void> }>}
- */
-async function launch(options = {}) {
-  const { chromium } = await import('playwright-core');
-  const profile = await mkdtemp(join(tmpdir(), 'bloomgate-chromium-'));
-  const args = [...BASE_ARGS];
-  if (options.extension) args.push(`--disable-extensions-except=${options.extension}`, `--load-extension=${options.extension}`);
-  let context;
-  try {
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args,
-      viewport: { width: 1000, height: 700 },
-    });
-  } catch (error) {
-    await rm(profile, { recursive: true, force: true });
-    throw error;
-  }
-  return {
-    context,
-    async close() {
-      await context.close().catch(() => {});
-      await rm(profile, { recursive: true, force: true });
-    },
-  };
-}
 
 /**
  * An HTTP server on 127.0.0.1 answering from a route table (path -> handler or
@@ -123,7 +87,7 @@ describe('MV3 extension in headless Chromium', { skip: hasChromium ? false : `no
       '/filters/v2.bgf': bgf(v2),
       '/filters/corrupt.bgf': bgf(corrupt),
     });
-    browser = await launch({ extension: buildDir });
+    browser = await launch([`--disable-extensions-except=${buildDir}`, `--load-extension=${buildDir}`]);
     const context = browser.context;
     const worker = context.serviceWorkers()[0] ?? await context.waitForEvent('serviceworker', { timeout: 15000 });
     extensionId = new URL(worker.url()).host;
@@ -141,6 +105,7 @@ describe('MV3 extension in headless Chromium', { skip: hasChromium ? false : `no
 
   /** Open the popup page; resolves once the worker answered with the filter's state. */
   async function openPopup() {
+    await popup.bringToFront(); // background tabs throttle animation frames, which Playwright waits on
     await popup.goto(extensionUrl('popup.html'));
     await popup.waitForSelector('body[data-ready="true"]', { timeout: 15000 });
     await popup.evaluate(() => { document.querySelector('details').open = true; });
@@ -149,6 +114,7 @@ describe('MV3 extension in headless Chromium', { skip: hasChromium ? false : `no
 
   /** Navigate and tolerate the navigation being replaced by the warning page. */
   async function visit(url) {
+    await tab.bringToFront();
     await tab.goto(url).catch((error) => {
       if (!/interrupted|ERR_ABORTED|frame was detached/i.test(error.message)) throw error;
     });
