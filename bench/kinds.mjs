@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// node bench/kinds.mjs [--quick] [--n 1000000,10000000] [--peer-n N] [--rounds R] [--min-ms MS]
+// node bench/kinds.mjs [--quick] [--n 1000000,10000000] [--peer-n N] [--probes N] [--rounds R] [--min-ms MS] [--out FILE.md]
 //
 // Every filter kind side by side (issue 5, item 7): for each kind, at a
 // requested error rate of 1% and 0.1%, for 1M and 10M keys (--quick: 1M only):
@@ -82,8 +82,9 @@ function parseArgs(argv) {
     else if (arg === '--probes') config.fpProbes = num();
     else if (arg === '--rounds') config.rounds = num();
     else if (arg === '--min-ms') config.minMs = num();
+    else if (arg === '--out') config.out = path.resolve(argv[++i]);
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node bench/kinds.mjs [--quick] [--n 1000000,10000000] [--peer-n N] [--probes N] [--rounds R] [--min-ms MS]\n');
+      process.stdout.write('usage: node bench/kinds.mjs [--quick] [--n 1000000,10000000] [--peer-n N] [--probes N] [--rounds R] [--min-ms MS] [--out FILE.md]\n');
       process.exit(0);
     } else throw new RangeError(`unknown option ${arg}`);
   }

@@ -159,10 +159,16 @@ if (sizes.length > 1) {
   out.push(`<text x="${lx + 24}" y="${ly}">${sizes.filter((n) => n !== bigN).map((n) => `${n / 1e6}M`).join(', ')} keys</text>`);
   ly += 30;
 }
+function fuse16Note() {
+  const r = rows.find((row) => row.kindName === 'fuse16');
+  if (!r) return [];
+  return [`(fuse16: only ${r.fp} false positives,`, `so its ε is ±${Math.round(100 / Math.sqrt(r.fp))} %).`];
+}
 const note = [
   'Asked 1 % and 0.1 %; fuse has',
   'natural rates (2⁻⁸, 2⁻¹⁶). Each point',
-  `is measured with ${(result.config.fpProbes / 1e6).toLocaleString('en-US')}M probes.`,
+  `is measured with ${(result.config.fpProbes / 1e6).toLocaleString('en-US')}M probes`,
+  ...fuse16Note(),
   'counting (4-bit counters) is',
   'above the range: its value is',
   'printed at the top edge.',
