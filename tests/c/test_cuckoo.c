@@ -8,28 +8,16 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "test_util.h"
+#include "test_filters.h"
 
 #define N_KEYS 200000
 #define N_PROBES 200000
-
-static size_t key_name(char *buf, size_t size, const char *prefix, long i) {
-  return (size_t)snprintf(buf, size, "%s%ld", prefix, i);
-}
 
 static bg_filter *make(uint64_t capacity, double p, uint64_t seed) {
   bg_filter *f = NULL;
   bg_status rc = bg_filter_create(BG_KIND_CUCKOO, capacity, p, seed, BG_KEY_UTF8, &f);
   CHECK_STATUS(rc, BG_OK);
   return rc == BG_OK ? f : NULL;
-}
-
-static void add_range(bg_filter *f, const char *prefix, long first, long count) {
-  char key[48];
-  for (long i = first; i < first + count; i++) {
-    size_t len = key_name(key, sizeof key, prefix, i);
-    CHECK_STATUS_AT(bg_filter_add(f, key, len), BG_OK, "%s", key);
-  }
 }
 
 static long count_present(const bg_filter *f, const char *prefix, long first, long count) {
@@ -40,27 +28,6 @@ static long count_present(const bg_filter *f, const char *prefix, long first, lo
     hits += bg_filter_contains(f, key, len) == 1;
   }
   return hits;
-}
-
-static uint8_t *serialize_copy(const bg_filter *f, size_t *size) {
-  *size = bg_filter_serialized_size(f);
-  uint8_t *buf = malloc(*size);
-  if (!buf) return NULL;
-  size_t written = 0;
-  if (bg_filter_serialize(f, buf, *size, &written) != BG_OK || written != *size) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
-}
-
-static int same_file(const bg_filter *a, const bg_filter *b) {
-  size_t sa, sb;
-  uint8_t *fa = serialize_copy(a, &sa), *fb = serialize_copy(b, &sb);
-  int same = fa && fb && sa == sb && memcmp(fa, fb, sa) == 0;
-  free(fa);
-  free(fb);
-  return same;
 }
 
 /*
@@ -471,10 +438,6 @@ static void test_round_trip(void) {
 static void put_u32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
-static void put_u64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void reseal(uint8_t *file, size_t size) { put_u64(file + 8, bg_file_checksum(file, size)); }
 
 static void expect_code(const uint8_t *file, size_t size, bg_status code, const char *what) {
   bg_filter *f = (bg_filter *)1;
