@@ -207,6 +207,9 @@ export function sizeFor(options) {
 
 const INTERNAL = Symbol('bloomgate.internal');
 
+const kindName = (id) => KIND_NAMES.get(id) ?? `unknown(${id})`;
+const keyEncodingName = (id) => KEY_ENCODING_NAMES.get(id) ?? `unknown(${id})`;
+
 function freedError() {
   return new BloomgateError('E_FREED', 'this filter has been freed; create or load a new one');
 }
@@ -336,10 +339,12 @@ export class BloomFilter {
     return this.#identify().keyEncoding;
   }
 
+  // Read without stats(): that seals a static kind, and a fuse filter still
+  // collecting keys must stay open to add() after its kind is asked.
   #identify() {
     if (this.#identity === null) {
-      const { kind, keyEncoding } = this.stats();
-      this.#identity = { kind, keyEncoding };
+      const info = wasm.filterInfo(this.#handle.ptrOrThrow());
+      this.#identity = { kind: kindName(info.kind), keyEncoding: keyEncodingName(info.keyEncoding) };
     }
     return this.#identity;
   }
@@ -402,7 +407,7 @@ export class BloomFilter {
       ? info.seedHi * 0x100000000 + info.seedLo
       : (BigInt(info.seedHi) << 32n) | BigInt(info.seedLo);
     return {
-      kind: KIND_NAMES.get(info.kind) ?? `unknown(${info.kind})`,
+      kind: kindName(info.kind),
       m: info.m,
       k: info.k,
       n: info.count,
@@ -416,7 +421,7 @@ export class BloomFilter {
       bytes: info.payloadBytes,
       serializedBytes: info.serializedBytes,
       seed,
-      keyEncoding: KEY_ENCODING_NAMES.get(info.keyEncoding) ?? `unknown(${info.keyEncoding})`,
+      keyEncoding: keyEncodingName(info.keyEncoding),
       hashAlgorithm: HASH_NAMES.get(info.hashAlgorithm) ?? `unknown(${info.hashAlgorithm})`,
       listId: hex(info.listId),
       generation: info.generation,

@@ -634,3 +634,19 @@ describe('argument validation', () => {
     live.free();
   });
 });
+
+describe('static kinds', () => {
+  test('asking a collecting fuse filter its kind, or clearing it, does not seal it', async () => {
+    const filter = await BloomFilter.create({ capacity: 100, errorRate: 0.01, kind: 'fuse' });
+    filter.add('a');
+    assert.equal(filter.kind, 'fuse8');
+    assert.equal(filter.keyEncoding, 'utf8');
+    filter.add('b'); // still collecting
+    assert.deepEqual(filter.mightContainMany(['a', 'b']), [true, true]);
+    assert.throws(() => filter.add('c'), isCode('E_STATIC')); // the first query built it
+    filter.clear();
+    filter.add('d');
+    assert.equal(filter.mightContain('d'), true);
+    filter.free();
+  });
+});
