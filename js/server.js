@@ -12,13 +12,13 @@
  * 400, has fixed routes (no request ever names a file outside its own list or
  * the static root) and stays up under bad requests.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { basename, extname, join, resolve, sep } from 'node:path';
 
 import { BloomFilter } from './filter.js';
-import { StoreReader, parseHexPrefix } from './store.js';
+import { StoreReader, parseHexPrefix, rangeReply } from './store.js';
 
 const CONTENT_TYPES = {
   '.html': 'text/html; charset=utf-8',
@@ -39,9 +39,6 @@ const CORS = {
   'access-control-allow-headers': 'Add-Padding, If-None-Match',
   'access-control-expose-headers': 'ETag, Content-Length',
 };
-
-/** Padded range replies hold between these many rows, as the public service does. */
-const PADDED_ROWS = [800, 1000];
 
 function hex(bytes) {
   return Buffer.from(bytes).toString('hex').toUpperCase();
@@ -74,17 +71,6 @@ function send(res, status, headers, body = '') {
 
 function text(res, status, message) {
   send(res, status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, `${message}\n`);
-}
-
-function rangeRows(records, padding) {
-  const rows = records.map(({ hash, count }) => `${hex(hash).slice(5)}:${count}`);
-  if (padding) {
-    const [low, high] = PADDED_ROWS;
-    const target = low + (randomBytes(2).readUInt16BE() % (high - low + 1));
-    while (rows.length < target) rows.push(`${hex(randomBytes(18)).slice(0, 35)}:0`);
-    rows.sort();
-  }
-  return rows.join('\r\n');
 }
 
 async function resolveMounts(staticDir) {
@@ -178,7 +164,7 @@ export async function createReferenceServer(options = {}) {
       const parsed = parseHexPrefix(match[1], 5);
       if (!parsed) return text(res, 400, 'the range prefix must be 5 hexadecimal characters');
       const records = await passwordStore.lookup(parsed.prefix, parsed.bits);
-      const body = rangeRows(records, req.headers['add-padding'] === 'true');
+      const body = rangeReply(records, req.headers['add-padding'] === 'true');
       return send(res, 200, { 'content-type': 'text/plain', 'cache-control': `public, max-age=${maxAge}` }, body);
     }
     if ((match = /^\/hashes\/([^/]*)$/.exec(pathname))) {

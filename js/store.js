@@ -5,7 +5,7 @@
  * database. Node only (the reference server and the CLI use it); the byte
  * layout is specified in docs/FORMAT.md.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { open } from 'node:fs/promises';
 
 import { BloomgateError } from './errors.js';
@@ -217,6 +217,27 @@ function matchesPrefix(hash, prefix, bits) {
   if (rest === 0) return true;
   const mask = (0xff << (8 - rest)) & 0xff;
   return (hash[whole] & mask) === (prefix[whole] & mask);
+}
+
+/** Padded range replies hold between these many rows, as the public service's do. */
+const PADDED_ROWS = [800, 1000];
+
+/**
+ * The body of a range reply (`GET /range/{5 hex}`, and the files export-ranges
+ * writes): `SUFFIX:COUNT` per record, CRLF-separated; with `pad`, random
+ * count-0 rows up to 800-1000 lines, sorted so they cannot be told apart.
+ */
+export function rangeReply(records, pad) {
+  const rows = records.map(({ hash, count }) => `${Buffer.from(hash).toString('hex').toUpperCase().slice(5)}:${count}`);
+  if (pad) {
+    const [low, high] = PADDED_ROWS;
+    const target = low + (randomBytes(2).readUInt16BE() % (high - low + 1));
+    const missing = Math.max(0, target - rows.length);
+    const noise = randomBytes(18 * missing).toString('hex').toUpperCase(); // one draw for every row
+    for (let i = 0; i < missing; i++) rows.push(`${noise.slice(36 * i, 36 * i + 35)}:0`);
+    rows.sort();
+  }
+  return rows.join('\r\n');
 }
 
 /** '21BD1' -> { prefix: bytes, bits: 20 }; null when not hex of the given length. */

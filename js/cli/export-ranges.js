@@ -2,7 +2,7 @@
 // store can serve — the scale path of the public breached-password service.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { StoreReader, rangeReply } from '../store.js';
 import { parseCommandArgs } from './args.js';
 import { cannotOpen, EXIT, usageError } from './errors.js';
 import { COMMAND_HELP } from './help.js';
@@ -22,7 +22,6 @@ export async function run(argv) {
   }
   if (positionals.length !== 1) throw usageError("export-ranges takes one .bgs store (see 'bloomgate export-ranges --help')");
   if (!values.output) throw usageError("missing -o/--output DIR (see 'bloomgate export-ranges --help')");
-  const { StoreReader } = await import('../store.js');
   let store;
   try {
     store = await StoreReader.open(positionals[0]);
@@ -52,18 +51,13 @@ async function exportPasswordRanges(store, dir, pad) {
   let next = await records.next();
   for (let prefix = 0; prefix < PREFIXES; prefix++) {
     const name = prefix.toString(16).toUpperCase().padStart(5, '0');
-    const rows = [];
+    const inRange = [];
     while (!next.done && hex(next.value.hash).startsWith(name)) {
-      rows.push(`${hex(next.value.hash).slice(5)}:${next.value.count}`);
+      inRange.push({ hash: next.value.hash.slice(), count: next.value.count });
       next = await records.next();
     }
-    // A static file cannot pad per request, so padded exports pad once: 800-1000 rows.
-    if (pad) {
-      const target = 800 + (randomBytes(2).readUInt16BE() % 201);
-      while (rows.length < target) rows.push(`${hex(randomBytes(18)).slice(0, 35)}:0`);
-      rows.sort();
-    }
-    await writeFile(join(dir, name), rows.join('\r\n'));
+    // A static file cannot pad per request, so padded exports pad once.
+    await writeFile(join(dir, name), rangeReply(inRange, pad));
   }
   return PREFIXES;
 }

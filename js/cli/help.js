@@ -153,6 +153,8 @@ Write an exact store as static files any CDN or object store can serve:
 Options:
   -o, --output DIR    directory to write into
   --pad               pad each range file with 800-1000 count-0 rows, once
+                      (about 37 GB for all 1,048,576 files; unpadded files
+                      hold only the listed suffixes)
   -q, --quiet         print nothing but errors
   -h, --help          this help
 
