@@ -377,10 +377,6 @@ static void test_round_trip(void) {
 }
 
 /* Edit a file's field, restamp the checksum, and expect a code from the reader. */
-static void put_u32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
 static void expect_code(const uint8_t *file, size_t size, bg_status code, const char *what) {
   bg_filter *f = (bg_filter *)1;
   CHECK_STATUS_AT(bg_filter_deserialize(file, size, &f), code, "%s", what);

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "test_util.h"
+#include "test_filters.h"
 
 #define N_KEYS 200000
 #define N_PROBES 1000000
@@ -27,16 +27,6 @@ static const int KINDS[2] = {BG_KIND_FUSE8, BG_KIND_FUSE16};
 static unsigned fingerprint_bits(int kind) { return kind == BG_KIND_FUSE8 ? 8u : 16u; }
 static double natural_rate(int kind) { return ldexp(1.0, -(int)fingerprint_bits(kind)); }
 
-static size_t key_name(char *buf, size_t size, const char *prefix, long i) {
-  return (size_t)snprintf(buf, size, "%s%ld", prefix, i);
-}
-
-static void put_u32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void put_u64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
 static uint32_t get_u32(const uint8_t *p) {
   return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
@@ -68,27 +58,6 @@ static bg_filter *build(int kind, const char *prefix, long first, long count, ui
   return f;
 }
 
-static uint8_t *serialize_copy(const bg_filter *f, size_t *size) {
-  *size = bg_filter_serialized_size(f);
-  uint8_t *buf = malloc(*size ? *size : 1);
-  if (!buf) return NULL;
-  size_t written = 0;
-  if (bg_filter_serialize(f, buf, *size, &written) != BG_OK || written != *size) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
-}
-
-static int same_file(const bg_filter *a, const bg_filter *b) {
-  size_t size_a, size_b;
-  uint8_t *fa = serialize_copy(a, &size_a), *fb = serialize_copy(b, &size_b);
-  int same = fa && fb && size_a == size_b && memcmp(fa, fb, size_a) == 0;
-  free(fa);
-  free(fb);
-  return same;
-}
-
 /* The payload bytes of a filter's file (header fields such as count excluded). */
 static int same_payload(const bg_filter *a, const bg_filter *b) {
   size_t size_a, size_b;
@@ -112,33 +81,6 @@ static long count_missing(const bg_filter *f, const char *prefix, long count) {
     if (bg_filter_contains(f, key, len) != 1) missing++;
   }
   return missing;
-}
-
-/* Items prefix<first>.. in the batch layout. */
-typedef struct {
-  uint8_t *items;
-  uint32_t *offsets;
-  size_t count;
-} batch;
-
-static int batch_make(batch *b, const char *prefix, long first, size_t count) {
-  size_t cap = count * (strlen(prefix) + 12) + 1;
-  b->items = malloc(cap);
-  b->offsets = malloc((count + 1) * sizeof(uint32_t));
-  b->count = count;
-  if (!b->items || !b->offsets) return 0;
-  size_t at = 0;
-  b->offsets[0] = 0;
-  for (size_t i = 0; i < count; i++) {
-    at += key_name((char *)b->items + at, cap - at, prefix, first + (long)i);
-    b->offsets[i + 1] = (uint32_t)at;
-  }
-  return 1;
-}
-
-static void batch_free(batch *b) {
-  free(b->items);
-  free(b->offsets);
 }
 
 /* ---- the error rate at the natural rates ------------------------------------ */
