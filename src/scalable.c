@@ -200,6 +200,12 @@ static bg_status scalable_validate(const bg_header *h, const uint8_t *payload) {
     BG_RETURN_IF(m < 1 || m > BG_MAX_BITS || k < 1 || k > BG_MAX_K || bg__get_u32(record + 12) != 0,
                  BG_E_PAYLOAD);
     BG_RETURN_IF(capacity < 1 || capacity > BG_MAX_CAPACITY || count > capacity, BG_E_PAYLOAD);
+    /* A layer's shape follows from the header (n0, p) and its index, so a file cannot claim a
+     * small chain whose next layer is enormous; and only the newest layer has room left. */
+    layer expected;
+    BG_RETURN_IF(layer_geometry(h->capacity, h->error_rate, i, &expected) != BG_OK, BG_E_PAYLOAD);
+    BG_RETURN_IF(m != expected.m || k != expected.k || capacity != expected.capacity, BG_E_PAYLOAD);
+    BG_RETURN_IF(i + 1 < layer_count && count != capacity, BG_E_PAYLOAD);
     total_m += m;
     last_k = k;
     BG_RETURN_IF(total_m > BG_MAX_BITS, BG_E_PAYLOAD);

@@ -81,6 +81,9 @@ static void corrupt_payloads(void) {
       {16 + 12, 1, BG_E_PAYLOAD},      /* layer 0: reserved */
       {16 + 24, 255, BG_E_PAYLOAD},    /* layer 0: count > capacity */
       {16, 1, BG_E_PAYLOAD},           /* layer 0: m no longer matches the bytes that follow */
+      {16 + 16, 101, BG_E_PAYLOAD},    /* layer 0: capacity other than the header's n0 */
+      {16 + 24, 99, BG_E_PAYLOAD},     /* layer 0: room left below a newer layer */
+      {16 + 32 + 8, 1, BG_E_PAYLOAD},  /* layer 1: k other than its geometry's */
   };
   uint8_t *copy = malloc(size);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -94,6 +97,15 @@ static void corrupt_payloads(void) {
     CHECK(g == NULL);
   }
   (void)payload;
+  /* A header whose n0 no longer matches its layers: once the newest layer filled, the next add
+   * would open a layer sized from the header (the fuzzer's 59 GB allocation). */
+  memcpy(copy, file, size);
+  copy[40 + 5] = 1; /* header capacity (offset 40, u64 LE) += 2^40 */
+  uint64_t sum = bg_file_checksum(copy, size);
+  for (int b = 0; b < 8; b++) copy[8 + b] = (uint8_t)(sum >> (8 * b));
+  bg_filter *g = NULL;
+  CHECK_EQ_U64(bg_filter_deserialize(copy, size, &g), BG_E_PAYLOAD);
+  CHECK(g == NULL);
   free(copy);
   free(file);
   bg_filter_free(f);
