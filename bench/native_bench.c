@@ -14,7 +14,9 @@
  * Output: one JSON object on stdout (bench/native.mjs parses it). Errors go to
  * stderr with a non-zero exit status.
  *
- * usage: native_bench [--n N] [--batch B] [--rounds R] [--min-ms MS] [--error-rate P]
+ * usage: native_bench [--n N] [--batch B] [--rounds R] [--min-ms MS] [--error-rate P] [--kind NAME]
+ * (--kind: classic, the default, or a kind that takes keys one at a time: blocked, counting,
+ * scalable, cuckoo)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -237,6 +239,7 @@ int main(int argc, char **argv) {
   size_t n = 1000000, batch = 1000;
   int rounds = 5;
   double min_ms = 200, error_rate = 0.01;
+  int kind = BG_KIND_CLASSIC;
   for (int i = 1; i < argc; i++) {
     if (i + 1 >= argc) {
       fprintf(stderr, "native_bench: %s needs a value\n", argv[i]);
@@ -247,6 +250,16 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--rounds")) rounds = (int)parse_long(argv[++i], "--rounds");
     else if (!strcmp(argv[i], "--min-ms")) min_ms = (double)parse_long(argv[++i], "--min-ms");
     else if (!strcmp(argv[i], "--error-rate")) error_rate = strtod(argv[++i], NULL);
+    else if (!strcmp(argv[i], "--kind")) {
+      const char *name = argv[++i];
+      kind = 0;
+      for (int id = 1; id < 256 && !kind; id++)
+        if (bg_kind_name(id) && !strcmp(bg_kind_name(id), name)) kind = id;
+      if (!kind) {
+        fprintf(stderr, "native_bench: unknown kind '%s'\n", name);
+        return 2;
+      }
+    }
     else {
       fprintf(stderr, "native_bench: unknown option %s\n", argv[i]);
       return 2;
@@ -260,7 +273,7 @@ int main(int argc, char **argv) {
 
   key_set members = make_keys(0, n), probes = make_keys((uint32_t)n, n);
   bg_filter *filter;
-  bg_status rc = bg_filter_create(BG_KIND_CLASSIC, n, error_rate, 0, BG_KEY_UTF8, &filter);
+  bg_status rc = bg_filter_create(kind, n, error_rate, 0, BG_KEY_UTF8, &filter);
   if (rc != BG_OK) die("bg_filter_create", rc);
 
   bg_info info;
@@ -323,6 +336,7 @@ int main(int argc, char **argv) {
   }
 
   printf("{\n");
+  printf("  \"kind\": \"%s\",\n", bg_kind_name(kind));
   printf("  \"n\": %zu,\n  \"batch\": %zu,\n  \"rounds\": %d,\n  \"min_ms\": %g,\n", n, batch, rounds, min_ms);
   printf("  \"m\": %llu,\n  \"k\": %u,\n", (unsigned long long)info.m, info.k);
   printf("  \"serialized_bytes\": %zu,\n", written);

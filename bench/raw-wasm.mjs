@@ -10,8 +10,9 @@ const KIND_CLASSIC = 1;
  * @param {string} wasmPath path of bloomgate.wasm
  * @param {{bytes: Uint8Array, offsets: Uint32Array}} members packed member keys
  * @param {{bytes: Uint8Array, offsets: Uint32Array}} probes packed probe keys
+ * @param {{ n: number, errorRate: number, kind?: number }} options kind: header id, classic by default
  */
-export async function rawCore(wasmPath, members, probes, { n, errorRate }) {
+export async function rawCore(wasmPath, members, probes, { n, errorRate, kind = KIND_CLASSIC }) {
   const { instance } = await WebAssembly.instantiate(fs.readFileSync(wasmPath), {
     env: { emscripten_notify_memory_growth() {} },
   });
@@ -41,7 +42,7 @@ export async function rawCore(wasmPath, members, probes, { n, errorRate }) {
   const results = malloc(1 << 16);
   const scratch = malloc(1024);
   const rc = ex.bgw_filter_create
-    ? ex.bgw_filter_create(KIND_CLASSIC, n, errorRate, 0, 0, 0, out)
+    ? ex.bgw_filter_create(kind, n, errorRate, 0, 0, 0, out)
     : ex.bgw_bloom_create(n, errorRate, 0, 0, 0, out);
   if (rc !== 0) throw new Error(`raw wasm: creating the filter returned ${rc}`);
   const filter = new Uint32Array(ex.memory.buffer)[out >>> 2];

@@ -473,6 +473,24 @@ function packChunk(items, start, end, what, indexBase) {
     } else throw itemTypeError(`${what}[${indexBase + i - start}]`);
   }
   let offsetIndex = arena.offsets >>> 2;
+  if (units === 0) {
+    // Only byte keys (or empty strings): one TypedArray.set each, no per-item type dispatch.
+    arenaReserve(byteLength);
+    const heap = HEAPU8;
+    const offsets = HEAPU32;
+    const base = arena.items;
+    let at = base;
+    offsets[offsetIndex++] = 0;
+    for (let i = start; i < end; i++) {
+      const item = items[i];
+      if (typeof item !== 'string') {
+        heap.set(item, at);
+        at += item.length;
+      }
+      offsets[offsetIndex++] = at - base;
+    }
+    return count;
+  }
   if (allStrings && joinedAsciiLikely) {
     // One encodeInto for the whole chunk into exactly `units` bytes. When it
     // consumed every unit and wrote one byte each, all keys were ASCII and their
@@ -596,13 +614,14 @@ export function filterAddAll(handle, items) {
  * @returns {boolean[]}
  */
 export function filterContainsMany(handle, items) {
-  const out = [];
+  // Sized up front for arrays (chunk i lands at out[indexBase + i]); grown for other iterables.
+  const out = Array.isArray(items) ? new Array(items.length) : [];
   runBatch(handle, items, 'items', (filter, chunk, start, end, indexBase) => {
     const count = packChunk(chunk, start, end, 'items', indexBase);
     check(ex.bg_filter_contains_many(filter, arena.items, arena.offsets, count, arena.results));
     const heap = HEAPU8;
     const results = arena.results;
-    for (let i = 0; i < count; i++) out.push(heap[results + i] !== 0);
+    for (let i = 0; i < count; i++) out[indexBase + i] = heap[results + i] !== 0;
   });
   return out;
 }
