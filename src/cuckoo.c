@@ -21,7 +21,11 @@
  *    seeded from the key's own hash (deterministic, no stored state); an
  *    insert that cannot be placed undoes its relocations and returns
  *    BG_E_FULL with the table exactly as before.
- *  - slots are packed at exactly f bits (slot s at table bits [s*f, s*f+f)).
+ *  - buckets are semi-sorted (the paper's section 5.2): a bucket's four
+ *    fingerprints are kept in ascending order, so the four high nibbles form
+ *    a sorted tuple, one of C(19, 4) = 3876, stored as a 12-bit index instead
+ *    of 16 bits; the four (f - 4)-bit low parts follow. 4f - 4 bits a bucket:
+ *    one bit a fingerprint less than plain slots.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -76,8 +80,15 @@ static bg_status fingerprint_bits_for(double error_rate, uint64_t buckets, uint3
   return BG_OK;
 }
 
+#define NIBBLE_BITS 4u      /* high bits of a fingerprint folded into the bucket's index */
+#define INDEX_BITS 12u      /* a sorted tuple of four nibbles: 3876 values */
+#define INDEX_COUNT 3876u   /* C(16 + 4 - 1, 4) */
+
+/* Bits of one bucket: the 12-bit index and four (f - 4)-bit low parts. */
+static uint64_t bucket_bits_for(uint32_t bits) { return INDEX_BITS + SLOTS * (bits - NIBBLE_BITS); }
+
 static uint64_t table_bytes_for(uint64_t buckets, uint32_t bits) {
-  return (buckets * SLOTS * bits + 7) / 8;
+  return (buckets * bucket_bits_for(bits) + 7) / 8;
 }
 
 /* ---- packed slots ---------------------------------------------------------- */
@@ -112,25 +123,83 @@ static inline uint64_t window_at(const cuckoo *c, uint64_t byte) {
   return w;
 }
 
-static inline uint32_t slot_get(const cuckoo *c, uint64_t bucket, unsigned slot) {
-  uint64_t bit = (bucket * SLOTS + slot) * c->bits;
-  return (uint32_t)((window_at(c, bit >> 3) >> (bit & 7)) & c->fp_range);
+/* The width-bit field at table bit `bit` (width <= 32: with the shift, at most 39 bits of a window). */
+static inline uint32_t field_get(const cuckoo *c, uint64_t bit, uint32_t width) {
+  if (width == 0) return 0;
+  return (uint32_t)((window_at(c, bit >> 3) >> (bit & 7)) & (((uint64_t)1 << width) - 1));
 }
 
-static inline void slot_set(cuckoo *c, uint64_t bucket, unsigned slot, uint32_t value) {
-  uint64_t bit = (bucket * SLOTS + slot) * c->bits, byte = bit >> 3;
+static inline void field_set(cuckoo *c, uint64_t bit, uint32_t width, uint32_t value) {
+  if (width == 0) return;
+  uint64_t byte = bit >> 3;
   unsigned shift = (unsigned)(bit & 7);
-  uint64_t mask = (uint64_t)c->fp_range << shift;
+  uint64_t mask = (((uint64_t)1 << width) - 1) << shift;
   if (byte + 8 <= c->table_bytes) {
     uint64_t w = load_le64(c->table + byte);
     store_le64(c->table + byte, (w & ~mask) | ((uint64_t)value << shift));
     return;
   }
-  /* shift + f <= 39 bits: the slot lies in the bytes that exist. */
+  /* shift + width <= 39 bits: the field lies in the bytes that exist. */
   for (uint64_t i = 0; byte + i < c->table_bytes && i < 8; i++) {
     uint8_t m8 = (uint8_t)(mask >> (8 * i)), v8 = (uint8_t)(((uint64_t)value << shift) >> (8 * i));
     c->table[byte + i] = (uint8_t)((c->table[byte + i] & ~m8) | v8);
   }
+}
+
+/* ---- the semi-sorted bucket code ------------------------------------------ */
+
+/*
+ * A sorted tuple a <= b <= c <= d of nibbles is the 4-subset {a, b+1, c+2,
+ * d+3} of 0..18, numbered by the combinatorial number system:
+ * C(a,1) + C(b+1,2) + C(c+2,3) + C(d+3,4), which runs over 0 .. 3875.
+ */
+static inline uint32_t choose2(uint32_t x) { return x * (x - 1) / 2; }
+static inline uint32_t choose3(uint32_t x) { return x * (x - 1) * (x - 2) / 6; }
+static inline uint32_t choose4(uint32_t x) { return x * (x - 1) * (x - 2) * (x - 3) / 24; }
+
+static inline uint32_t nibbles_to_index(const uint32_t n[SLOTS]) {
+  return n[0] + choose2(n[1] + 1) + choose3(n[2] + 2) + choose4(n[3] + 3);
+}
+
+/* The inverse, for index < INDEX_COUNT: greedy from the largest term down (at most 19 steps). */
+static inline void index_to_nibbles(uint32_t index, uint32_t n[SLOTS]) {
+  uint32_t x = 18;
+  while (choose4(x) > index) x--;
+  n[3] = x - 3;
+  index -= choose4(x--);
+  while (choose3(x) > index) x--;
+  n[2] = x - 2;
+  index -= choose3(x--);
+  while (choose2(x) > index) x--;
+  n[1] = x - 1;
+  n[0] = index - choose2(x);
+}
+
+/* A bucket's four fingerprints, ascending (empty slots, 0, first). */
+static inline void bucket_read(const cuckoo *c, uint64_t bucket, uint32_t fp[SLOTS]) {
+  uint32_t low_bits = c->bits - NIBBLE_BITS;
+  uint64_t bit = bucket * bucket_bits_for(c->bits);
+  index_to_nibbles(field_get(c, bit, INDEX_BITS), fp);
+  bit += INDEX_BITS;
+  for (unsigned s = 0; s < SLOTS; s++, bit += low_bits) fp[s] = fp[s] << low_bits | field_get(c, bit, low_bits);
+}
+
+/* Store four fingerprints (any order) as a bucket: sorted, so equal sets give equal bytes. */
+static inline void bucket_write(cuckoo *c, uint64_t bucket, const uint32_t in[SLOTS]) {
+  uint32_t fp[SLOTS] = {in[0], in[1], in[2], in[3]};
+  for (unsigned i = 1; i < SLOTS; i++)
+    for (unsigned j = i; j > 0 && fp[j - 1] > fp[j]; j--) {
+      uint32_t t = fp[j];
+      fp[j] = fp[j - 1];
+      fp[j - 1] = t;
+    }
+  uint32_t low_bits = c->bits - NIBBLE_BITS, nibbles[SLOTS];
+  for (unsigned s = 0; s < SLOTS; s++) nibbles[s] = fp[s] >> low_bits;
+  uint64_t bit = bucket * bucket_bits_for(c->bits);
+  field_set(c, bit, INDEX_BITS, nibbles_to_index(nibbles));
+  bit += INDEX_BITS;
+  uint32_t low_mask = (uint32_t)(((uint64_t)1 << low_bits) - 1);
+  for (unsigned s = 0; s < SLOTS; s++, bit += low_bits) field_set(c, bit, low_bits, fp[s] & low_mask);
 }
 
 /* ---- hashing ------------------------------------------------------------- */
@@ -153,42 +222,31 @@ static inline uint64_t other_bucket(const cuckoo *c, uint64_t i, uint32_t fp) {
 
 /* ---- buckets --------------------------------------------------------------- */
 
-/*
- * Whether a bucket holds fp. Up to f = 16 a bucket's 4f bits (after a shift
- * of 0 or 4) fit one 64-bit word: xor with fp in every field, then the
- * zero-field test finds a match in all four fields at once, without branches.
- */
+/* Whether a bucket holds fp. */
 static inline int bucket_has(const cuckoo *c, uint64_t bucket, uint32_t fp) {
-  uint32_t f = c->bits;
-  if (f <= 16) {
-    uint64_t bit = bucket * SLOTS * f;
-    uint64_t word = window_at(c, bit >> 3) >> (bit & 7);
-    uint64_t ones = 1 | (1ull << f) | (1ull << (2 * f)) | (1ull << (3 * f)); /* one 1 per field */
-    uint64_t all = f == 16 ? ~0ull : (1ull << (4 * f)) - 1;
-    uint64_t x = (word & all) ^ (ones * fp);
-    return ((x - ones) & ~x & (ones << (f - 1))) != 0;
-  }
-  for (unsigned s = 0; s < SLOTS; s++)
-    if (slot_get(c, bucket, s) == fp) return 1;
-  return 0;
+  uint32_t stored[SLOTS];
+  bucket_read(c, bucket, stored);
+  return (stored[0] == fp) | (stored[1] == fp) | (stored[2] == fp) | (stored[3] == fp);
 }
 
-/* Put fp in the first empty slot of bucket; 0 when the bucket is full. */
+/* Put fp in an empty slot of bucket; 0 when the bucket is full. */
 static inline int bucket_put(cuckoo *c, uint64_t bucket, uint32_t fp) {
-  for (unsigned s = 0; s < SLOTS; s++) {
-    if (slot_get(c, bucket, s) == 0) {
-      slot_set(c, bucket, s, fp);
-      return 1;
-    }
-  }
-  return 0;
+  uint32_t stored[SLOTS];
+  bucket_read(c, bucket, stored);
+  if (stored[0] != 0) return 0; /* ascending: an empty slot would come first */
+  stored[0] = fp;
+  bucket_write(c, bucket, stored);
+  return 1;
 }
 
-/* Empty the first slot of bucket holding fp; 0 when there is none. */
-static inline int bucket_take(cuckoo *c, uint64_t bucket, uint32_t fp) {
+/* Replace one copy of `from` in bucket by `to` (0 empties a slot); 0 when the bucket has no `from`. */
+static inline int bucket_replace(cuckoo *c, uint64_t bucket, uint32_t from, uint32_t to) {
+  uint32_t stored[SLOTS];
+  bucket_read(c, bucket, stored);
   for (unsigned s = 0; s < SLOTS; s++) {
-    if (slot_get(c, bucket, s) == fp) {
-      slot_set(c, bucket, s, 0);
+    if (stored[s] == from) {
+      stored[s] = to;
+      bucket_write(c, bucket, stored);
       return 1;
     }
   }
@@ -222,7 +280,7 @@ static bg_status cuckoo_create(const bg_kind_params *params, void **state) {
   bg_status rc = fingerprint_bits_for(params->error_rate, buckets, &bits);
   if (rc != BG_OK) return rc;
   /* buckets <= 2^51 and bits <= 32: the product fits 64 bits. */
-  BG_RETURN_IF(buckets * SLOTS * bits > BG_MAX_BITS, BG_E_TOO_LARGE);
+  BG_RETURN_IF(buckets * bucket_bits_for(bits) > BG_MAX_BITS, BG_E_TOO_LARGE);
   cuckoo *c = NULL;
   rc = cuckoo_alloc(buckets, bits, &c);
   if (rc == BG_OK) *state = c;
@@ -264,17 +322,21 @@ static bg_status cuckoo_add(void *state, bg_hash_pair h) {
    * carry the displaced one to its other bucket, and so on. Each kick is a
    * swap, so a failed insert undoes them by making the same swaps in reverse
    * order; the buckets retrace themselves (the other bucket of the other
-   * bucket is the first), so only the slot of each kick is logged.
+   * bucket is the first), so only the fingerprint each kick placed is logged
+   * (a bucket is a sorted set, so a slot number would not stay put).
    */
-  uint8_t slots[MAX_KICKS];
+  uint32_t placed[MAX_KICKS];
   uint64_t random = h.h1 ^ (h.h2 << 1 | h.h2 >> 63);
   uint64_t bucket = (next_random(&random) & 1) ? i2 : i1;
   uint32_t carried = fp;
   for (unsigned kick = 0; kick < MAX_KICKS; kick++) {
+    uint32_t stored[SLOTS];
+    bucket_read(c, bucket, stored);
     unsigned slot = (unsigned)(next_random(&random) >> 62);
-    uint32_t old = slot_get(c, bucket, slot);
-    slot_set(c, bucket, slot, carried);
-    slots[kick] = (uint8_t)slot;
+    uint32_t old = stored[slot];
+    stored[slot] = carried;
+    bucket_write(c, bucket, stored);
+    placed[kick] = carried;
     carried = old;
     bucket = other_bucket(c, bucket, carried);
     if (bucket_put(c, bucket, carried)) {
@@ -284,9 +346,8 @@ static bg_status cuckoo_add(void *state, bg_hash_pair h) {
   }
   for (unsigned kick = MAX_KICKS; kick-- > 0;) {
     bucket = other_bucket(c, bucket, carried); /* the bucket of this kick */
-    uint32_t placed = slot_get(c, bucket, slots[kick]);
-    slot_set(c, bucket, slots[kick], carried);
-    carried = placed;
+    bucket_replace(c, bucket, placed[kick], carried);
+    carried = placed[kick];
   }
   return BG_E_FULL;
 }
@@ -304,7 +365,7 @@ static bg_status cuckoo_contains_many(const void *state, const bg_hash_pair *has
 #if defined(__GNUC__) && !defined(__wasm__)
   /* Ask for both buckets of every key before testing any: the misses overlap. */
   const cuckoo *c = (const cuckoo *)state;
-  uint64_t bucket_bits = (uint64_t)SLOTS * c->bits;
+  uint64_t bucket_bits = bucket_bits_for(c->bits);
   for (size_t i = 0; i < count; i++) {
     uint32_t fp = fingerprint_of(c, hashes[i]);
     uint64_t i1 = first_bucket(c, hashes[i]), i2 = other_bucket(c, i1, fp);
@@ -320,7 +381,7 @@ static bg_status cuckoo_remove(void *state, bg_hash_pair h) {
   cuckoo *c = (cuckoo *)state;
   uint32_t fp = fingerprint_of(c, h);
   uint64_t i1 = first_bucket(c, h);
-  if (bucket_take(c, i1, fp) || bucket_take(c, other_bucket(c, i1, fp), fp)) {
+  if (bucket_replace(c, i1, fp, 0) || bucket_replace(c, other_bucket(c, i1, fp), fp, 0)) {
     c->occupied--;
     return BG_OK;
   }
@@ -340,7 +401,7 @@ static double false_positive_rate(const cuckoo *c, double load) {
 static void cuckoo_describe(const void *state, uint64_t count, bg_kind_info *info) {
   const cuckoo *c = (const cuckoo *)state;
   double slots = (double)c->buckets * SLOTS;
-  info->m = c->buckets * SLOTS * c->bits;
+  info->m = c->buckets * bucket_bits_for(c->bits);
   info->k = 2;
   info->bits_set = c->occupied;
   info->fill_ratio = (double)c->occupied / slots;
@@ -360,6 +421,7 @@ static void write_preamble(uint64_t buckets, uint32_t bits, uint8_t *dst) {
   bg__put_u64(dst, buckets);
   dst[8] = (uint8_t)bits;
   dst[9] = (uint8_t)SLOTS;
+  dst[10] = 1; /* bucket encoding: 1 = semi-sorted */
 }
 
 static void cuckoo_write_payload(const void *state, uint8_t *dst) {
@@ -377,39 +439,37 @@ static bg_status cuckoo_validate(const bg_header *h, const uint8_t *payload) {
   uint64_t buckets = buckets_for(h->capacity);
   uint32_t bits;
   BG_RETURN_IF(fingerprint_bits_for(h->error_rate, buckets, &bits) != BG_OK, BG_E_HEADER);
-  BG_RETURN_IF(h->m != buckets * SLOTS * bits, BG_E_HEADER);
+  BG_RETURN_IF(h->m != buckets * bucket_bits_for(bits), BG_E_HEADER);
 
   BG_RETURN_IF(h->payload_length != PREAMBLE + table_bytes_for(buckets, bits), BG_E_PAYLOAD);
   uint8_t expected[PREAMBLE];
   write_preamble(buckets, bits, expected);
   BG_RETURN_IF(memcmp(payload, expected, PREAMBLE) != 0, BG_E_PAYLOAD);
-  /* Bits past the last slot are never written; a file with them set was not written by us. */
+  /* Bits past the last bucket are never written; a file with them set was not written by us. */
   unsigned used_in_last = (unsigned)(h->m & 7);
   if (used_in_last) BG_RETURN_IF(payload[h->payload_length - 1] >> used_in_last, BG_E_PAYLOAD);
+  /* Every bucket's index names a tuple: 12 bits could say up to 4095. */
+  cuckoo view = {.table = (uint8_t *)(uintptr_t)(payload + PREAMBLE), .table_bytes = h->payload_length - PREAMBLE};
+  uint64_t stride = bucket_bits_for(bits);
+  for (uint64_t b = 0, bit = 0; b < buckets; b++, bit += stride)
+    BG_RETURN_IF(field_get(&view, bit, INDEX_BITS) >= INDEX_COUNT, BG_E_PAYLOAD);
   return BG_OK;
 }
 
 /*
- * Occupied slots, counted once when a file is loaded. Up to f = 16 a bucket
- * is one word: adding "all ones below each field's top bit" to the low bits
- * carries into the top bit exactly when they are non-zero, without crossing
- * into the next field, so the top bits of (sum | word) mark non-empty slots.
+ * Occupied slots, counted once when a file is loaded. A slot is empty when
+ * its fingerprint is 0: its nibble is 0 and so is its low part, so only the
+ * slots with a zero nibble need their low part read.
  */
 static uint64_t count_occupied(const cuckoo *c) {
-  uint64_t total = 0;
-  uint32_t f = c->bits;
-  if (f <= 16) {
-    uint64_t ones = 1 | (1ull << f) | (1ull << (2 * f)) | (1ull << (3 * f));
-    uint64_t top = ones << (f - 1), low = top - ones; /* per field: 100..0 and 011..1 */
-    uint64_t all = f == 16 ? ~0ull : (1ull << (4 * f)) - 1;
-    for (uint64_t b = 0, bit = 0; b < c->buckets; b++, bit += SLOTS * f) {
-      uint64_t word = (window_at(c, bit >> 3) >> (bit & 7)) & all;
-      total += (uint64_t)__builtin_popcountll((((word & low) + low) | word) & top);
-    }
-    return total;
+  uint64_t total = 0, stride = bucket_bits_for(c->bits);
+  uint32_t low_bits = c->bits - NIBBLE_BITS;
+  for (uint64_t b = 0, bit = 0; b < c->buckets; b++, bit += stride) {
+    uint32_t nibbles[SLOTS];
+    index_to_nibbles(field_get(c, bit, INDEX_BITS), nibbles);
+    for (unsigned s = 0; s < SLOTS; s++)
+      total += nibbles[s] != 0 || field_get(c, bit + INDEX_BITS + s * low_bits, low_bits) != 0;
   }
-  for (uint64_t b = 0; b < c->buckets; b++)
-    for (unsigned s = 0; s < SLOTS; s++) total += slot_get(c, b, s) != 0;
   return total;
 }
 

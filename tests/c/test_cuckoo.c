@@ -35,6 +35,8 @@ static long count_present(const bg_filter *f, const char *prefix, long first, lo
  * with 8 / 2^f <= p and B <= 2^(4f).
  */
 static uint64_t expected_buckets(uint64_t n) { return (5 * n + 18) / 19; }
+/* A semi-sorted bucket: a 12-bit index of the four sorted high nibbles, then four (f - 4)-bit low parts. */
+static uint64_t bucket_bits(uint32_t f) { return 4 * (uint64_t)f - 4; }
 static uint32_t expected_bits(double p, uint64_t n) {
   uint32_t f = 4;
   while (8.0 / ldexp(1.0, (int)f) > p || ldexp(1.0, (int)(4 * f)) < (double)expected_buckets(n)) f++;
@@ -56,9 +58,9 @@ static void test_error_rate(double p) {
   uint32_t bits = expected_bits(p, N_KEYS);
   uint64_t buckets = expected_buckets(N_KEYS);
   CHECK_EQ_U64(info.kind, BG_KIND_CUCKOO);
-  CHECK_EQ_U64(info.m, buckets * 4 * bits);
+  CHECK_EQ_U64(info.m, buckets * bucket_bits(bits));
   CHECK_EQ_U64(info.k, 2);
-  CHECK_EQ_U64(info.payload_bytes, 16 + (buckets * 4 * bits + 7) / 8);
+  CHECK_EQ_U64(info.payload_bytes, 16 + (buckets * bucket_bits(bits) + 7) / 8);
   CHECK_EQ_U64(info.count, N_KEYS);
   CHECK_EQ_U64(info.bits_set, N_KEYS); /* one occupied slot per item */
   CHECK_NEAR(info.fill_ratio, (double)N_KEYS / (4.0 * (double)buckets), 1e-12);
@@ -276,7 +278,7 @@ static void test_duplicates(void) {
   bg_filter_free(f);
 }
 
-/* Every width works the same way: the packed slot code at 4, 17 (no single-word bucket) and 32 bits. */
+/* Every width works the same way: 4 (no low part), 5, 10, 16, 17 and 32 bits (28-bit low parts). */
 static void test_widths(void) {
   static const struct {
     double p;
@@ -289,7 +291,7 @@ static void test_widths(void) {
     bg_info info;
     bg_filter_info(f, &info);
     CHECK_EQ_U64(expected_bits(cases[c].p, N), cases[c].bits);
-    CHECK_EQ_U64(info.m, expected_buckets(N) * 4 * cases[c].bits);
+    CHECK_EQ_U64(info.m, expected_buckets(N) * bucket_bits(cases[c].bits));
     add_range(f, "w", 0, N);
     CHECK_EQ_U64(count_present(f, "w", 0, N), N);
     long hits = count_present(f, "x", 0, 20000);
@@ -338,7 +340,7 @@ static void test_widths(void) {
     bg_filter_info(g, &info);
     CHECK_EQ_U64(expected_buckets(floors[c].capacity), floors[c].buckets);
     CHECK_EQ_U64(expected_bits(floors[c].p, floors[c].capacity), floors[c].bits);
-    CHECK_EQ_U64(info.m, floors[c].buckets * 4 * floors[c].bits);
+    CHECK_EQ_U64(info.m, floors[c].buckets * bucket_bits(floors[c].bits));
     bg_filter_free(g);
   }
 
@@ -456,28 +458,45 @@ static void expect_code(const uint8_t *file, size_t size, bg_status code, const 
 }
 
 static void test_corrupt(void) {
-  /* capacity 1 at p = 0.001: one bucket of four 13-bit slots, 52 bits: the last byte has 4 unused bits. */
-  bg_filter *f = make(1, 0.001, 8);
+  /* capacity 1 at p = 0.01: one bucket of 10-bit fingerprints, 12 + 4 * 6 = 36 bits: the last byte has 4 unused bits. */
+  bg_filter *f = make(1, 0.01, 8);
   REQUIRE(f != NULL);
   CHECK_STATUS(bg_filter_add(f, "one", 3), BG_OK);
   CHECK_STATUS(bg_filter_add(f, "two", 3), BG_OK);
   size_t size;
   uint8_t *good = serialize_copy(f, &size);
   REQUIRE(good != NULL);
-  CHECK_EQ_U64(size, 128 + 16 + 7);
+  CHECK_EQ_U64(size, 128 + 16 + 5);
   const uint8_t *payload = good + 128;
   CHECK_EQ_U64(payload[0], 1); /* bucket count, u64 */
-  CHECK_EQ_U64(payload[8], 13); /* fingerprint bits */
+  CHECK_EQ_U64(payload[8], 10); /* fingerprint bits */
   CHECK_EQ_U64(payload[9], 4);  /* slots per bucket */
+  CHECK_EQ_U64(payload[10], 1); /* bucket encoding: semi-sorted */
   uint8_t *file = malloc(size + 64);
   REQUIRE(file != NULL);
   expect_code(good, size, BG_OK, "untouched");
 
 #define RESET() memcpy(file, good, size)
   RESET();
-  file[size - 1] |= 0x10; /* bit 52 of the table: past the last slot */
+  file[size - 1] |= 0x10; /* bit 36 of the table: past the last bucket */
   reseal(file, size);
-  expect_code(file, size, BG_E_PAYLOAD, "bits past the last slot");
+  expect_code(file, size, BG_E_PAYLOAD, "bits past the last bucket");
+
+  RESET();
+  file[128 + 16] = 0xFF; /* the bucket's 12-bit index: 4095, past the 3876 sorted nibble tuples */
+  file[128 + 17] |= 0x0F;
+  reseal(file, size);
+  expect_code(file, size, BG_E_PAYLOAD, "bucket index 4095");
+  RESET();
+  file[128 + 16] = 0x24; /* 3876 = 0xF24, the first index past the last tuple */
+  file[128 + 17] = (uint8_t)((file[128 + 17] & 0xF0) | 0x0F);
+  reseal(file, size);
+  expect_code(file, size, BG_E_PAYLOAD, "bucket index 3876");
+  RESET();
+  file[128 + 16] = 0x23; /* 3875: the last tuple (four 15s) is a valid bucket */
+  file[128 + 17] = (uint8_t)((file[128 + 17] & 0xF0) | 0x0F);
+  reseal(file, size);
+  expect_code(file, size, BG_OK, "bucket index 3875");
 
   RESET();
   file[128 + 16] ^= 0x01; /* a fingerprint changed: only the checksum can tell */
@@ -490,7 +509,8 @@ static void test_corrupt(void) {
     uint8_t value;
     const char *what;
   } preamble_edits[] = {{0, 2, "bucket count"}, {7, 1, "bucket count high byte"}, {8, 12, "fingerprint bits"},
-                        {8, 0, "fingerprint bits 0"}, {9, 8, "slots per bucket"}, {10, 1, "reserved byte"},
+                        {8, 0, "fingerprint bits 0"}, {9, 8, "slots per bucket"}, {10, 0, "bucket encoding 0"},
+                        {10, 2, "bucket encoding 2"}, {11, 1, "reserved byte"},
                         {15, 0x80, "last reserved byte"}};
   for (size_t i = 0; i < sizeof preamble_edits / sizeof preamble_edits[0]; i++) {
     RESET();
@@ -518,7 +538,7 @@ static void test_corrupt(void) {
   reseal(file, size);
   expect_code(file, size, BG_E_HEADER, "capacity 0");
   RESET();
-  double rate = 0.01; /* 10-bit fingerprints */
+  double rate = 0.001; /* 13-bit fingerprints */
   memcpy(file + 48, &rate, 8);
   reseal(file, size);
   expect_code(file, size, BG_E_HEADER, "error rate of another width");
@@ -531,16 +551,16 @@ static void test_corrupt(void) {
   expect_code(file, size, BG_E_HEADER, "error rate NaN");
 
   RESET();
-  put_u64(file + 104, 16 + 6); /* payload one byte short, file cut to match */
+  put_u64(file + 104, 16 + 4); /* payload one byte short, file cut to match */
   reseal(file, size - 1);
   expect_code(file, size - 1, BG_E_PAYLOAD, "payload one byte short");
   RESET();
   put_u64(file + 104, 10); /* shorter than the preamble */
-  reseal(file, size - 13);
-  expect_code(file, size - 13, BG_E_PAYLOAD, "payload shorter than its preamble");
+  reseal(file, size - 11);
+  expect_code(file, size - 11, BG_E_PAYLOAD, "payload shorter than its preamble");
   RESET();
   memset(file + size, 0, 64);
-  put_u64(file + 104, 16 + 8);
+  put_u64(file + 104, 16 + 6);
   reseal(file, size + 1);
   expect_code(file, size + 1, BG_E_PAYLOAD, "payload one byte long");
   RESET();
