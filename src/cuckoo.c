@@ -52,6 +52,9 @@ typedef struct {
   uint64_t occupied;    /* non-empty slots */
   uint32_t bits;        /* f */
   uint32_t fp_range;    /* 2^f - 1: fingerprints are 1 .. fp_range */
+  /* index -> its four nibbles, n0 | n1 << 4 | n2 << 8 | n3 << 12; the 220 indexes past the last
+   * tuple (readers reject them) map to 0 so that no value read from a table is out of bounds. */
+  uint16_t tuples[1u << 12];
 } cuckoo;
 
 /* ---- sizing ------------------------------------------------------------- */
@@ -161,25 +164,26 @@ static inline uint32_t nibbles_to_index(const uint32_t n[SLOTS]) {
   return n[0] + choose2(n[1] + 1) + choose3(n[2] + 2) + choose4(n[3] + 3);
 }
 
-/* The inverse, for index < INDEX_COUNT: greedy from the largest term down (at most 19 steps). */
-static inline void index_to_nibbles(uint32_t index, uint32_t n[SLOTS]) {
-  uint32_t x = 18;
-  while (choose4(x) > index) x--;
-  n[3] = x - 3;
-  index -= choose4(x--);
-  while (choose3(x) > index) x--;
-  n[2] = x - 2;
-  index -= choose3(x--);
-  while (choose2(x) > index) x--;
-  n[1] = x - 1;
-  n[0] = index - choose2(x);
+/* Fill the decoding table: every sorted tuple, at its index. */
+static void fill_tuples(cuckoo *c) {
+  uint32_t n[SLOTS];
+  for (n[3] = 0; n[3] < 16; n[3]++)
+    for (n[2] = 0; n[2] <= n[3]; n[2]++)
+      for (n[1] = 0; n[1] <= n[2]; n[1]++)
+        for (n[0] = 0; n[0] <= n[1]; n[0]++)
+          c->tuples[nibbles_to_index(n)] = (uint16_t)(n[0] | n[1] << 4 | n[2] << 8 | n[3] << 12);
+}
+
+static inline void index_to_nibbles(const cuckoo *c, uint32_t index, uint32_t n[SLOTS]) {
+  uint32_t packed = c->tuples[index & 0xFFFu];
+  for (unsigned s = 0; s < SLOTS; s++) n[s] = (packed >> (4 * s)) & 15u;
 }
 
 /* A bucket's four fingerprints, ascending (empty slots, 0, first). */
 static inline void bucket_read(const cuckoo *c, uint64_t bucket, uint32_t fp[SLOTS]) {
   uint32_t low_bits = c->bits - NIBBLE_BITS;
   uint64_t bit = bucket * bucket_bits_for(c->bits);
-  index_to_nibbles(field_get(c, bit, INDEX_BITS), fp);
+  index_to_nibbles(c, field_get(c, bit, INDEX_BITS), fp);
   bit += INDEX_BITS;
   for (unsigned s = 0; s < SLOTS; s++, bit += low_bits) fp[s] = fp[s] << low_bits | field_get(c, bit, low_bits);
 }
@@ -222,11 +226,16 @@ static inline uint64_t other_bucket(const cuckoo *c, uint64_t i, uint32_t fp) {
 
 /* ---- buckets --------------------------------------------------------------- */
 
-/* Whether a bucket holds fp. */
+/* Whether a bucket holds fp (never 0): only slots whose nibble matches have their low part read. */
 static inline int bucket_has(const cuckoo *c, uint64_t bucket, uint32_t fp) {
-  uint32_t stored[SLOTS];
-  bucket_read(c, bucket, stored);
-  return (stored[0] == fp) | (stored[1] == fp) | (stored[2] == fp) | (stored[3] == fp);
+  uint32_t low_bits = c->bits - NIBBLE_BITS;
+  uint64_t bit = bucket * bucket_bits_for(c->bits);
+  uint32_t packed = c->tuples[field_get(c, bit, INDEX_BITS)];
+  uint32_t nibble = fp >> low_bits, low = fp & (uint32_t)(((uint64_t)1 << low_bits) - 1);
+  int found = 0;
+  for (unsigned s = 0; s < SLOTS; s++)
+    if (((packed >> (4 * s)) & 15u) == nibble) found |= field_get(c, bit + INDEX_BITS + s * low_bits, low_bits) == low;
+  return found;
 }
 
 /* Put fp in an empty slot of bucket; 0 when the bucket is full. */
@@ -266,6 +275,7 @@ static bg_status cuckoo_alloc(uint64_t buckets, uint32_t bits, cuckoo **out) {
     return BG_E_NOMEM;
   }
   c->table = (uint8_t *)c->owned;
+  fill_tuples(c);
   c->buckets = buckets;
   c->table_bytes = bytes;
   c->bits = bits;
@@ -466,7 +476,7 @@ static uint64_t count_occupied(const cuckoo *c) {
   uint32_t low_bits = c->bits - NIBBLE_BITS;
   for (uint64_t b = 0, bit = 0; b < c->buckets; b++, bit += stride) {
     uint32_t nibbles[SLOTS];
-    index_to_nibbles(field_get(c, bit, INDEX_BITS), nibbles);
+    index_to_nibbles(c, field_get(c, bit, INDEX_BITS), nibbles);
     for (unsigned s = 0; s < SLOTS; s++)
       total += nibbles[s] != 0 || field_get(c, bit + INDEX_BITS + s * low_bits, low_bits) != 0;
   }
@@ -485,6 +495,7 @@ static bg_status cuckoo_load(const bg_header *h, uint8_t *payload, int in_place,
     c = (cuckoo *)calloc(1, sizeof *c);
     BG_RETURN_IF(!c, BG_E_NOMEM);
     c->table = payload + PREAMBLE;
+    fill_tuples(c);
     c->buckets = buckets;
     c->table_bytes = h->payload_length - PREAMBLE;
     c->bits = bits;
