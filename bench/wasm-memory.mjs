@@ -13,8 +13,7 @@ export async function wasmScratch(size) {
   const buffer = new WasmBuffer(size);
   return {
     copy(bytes) {
-      buffer.length = 0; // overwrite from the start on every pass
-      buffer.append(bytes); // HEAPU8.set(bytes, ptr): the copy itself
+      buffer.copyOnly(bytes); // HEAPU8.set(bytes, ptr): the copy itself, no checksum
     },
     release: () => buffer.free(),
   };

@@ -39,6 +39,10 @@ const SCRATCH_KEEP_MAX = 1 << 20;
 const BATCH_KEYS = 4096;
 const BATCH_UNITS = 48 * 1024;
 const ARENA_INITIAL = 64 * 1024;
+// WasmBuffer.append copies and checksums large inputs in pieces of this size (L2-sized), and
+// the file checksum starts after the magic (8 bytes) and the checksum field (8 bytes).
+const APPEND_PIECE = 256 * 1024;
+const CHECKSUM_FROM = 16;
 
 // Layout of the fixed "misc" block used for out-parameters.
 const MISC_SIZE = 1024;
@@ -59,6 +63,8 @@ const REQUIRED_EXPORTS = [
   'bgw_filter_info', 'bgw_filter_set_identity', 'bgw_header_peek', 'bgw_file_validate', 'bgw_hash',
   'bgw_positions', 'bgw_sha256_ctx_size', 'bg_kind_name', 'bg_filter_remove', 'bg_filter_remove_key',
   'bg_filter_seal', 'bg_filter_to_classic', 'bg_url_canonicalize', 'bg_url_expressions',
+  'bg_file_hasher_new', 'bg_file_hasher_free', 'bg_file_hasher_update', 'bgw_file_hasher_digest',
+  'bgw_filter_deserialize_owned_checked',
 ];
 
 const encoder = new TextEncoder();
@@ -788,6 +794,11 @@ export class WasmBuffer {
     this.ptr = mallocOrThrow(capacity);
     this.capacity = capacity > 0 ? capacity : 1;
     this.length = 0;
+    // The file checksum, computed as bytes arrive (bg_file_hasher): each piece is
+    // hashed while it is still in cache, or while the next is on the network, so
+    // takeFilter() need not read the whole file again. 0: none (out of memory),
+    // and takeFilter() lets the core compute it.
+    this.hasher = ex.bg_file_hasher_new() >>> 0;
   }
 
   /** Make room for `capacity` bytes in total (exactly that many). */
@@ -806,12 +817,25 @@ export class WasmBuffer {
     this.capacity = capacity;
   }
 
-  /** Copy bytes in after what is there; the caller reserved room. */
+  /** Copy bytes in after what is there (growing the buffer when needed), hashing them on the way. */
   append(bytes) {
     const n = bytes.length;
     if (this.length + n > this.capacity) this.reserve(this.length + n);
-    HEAPU8.set(bytes, this.ptr + this.length);
-    this.length += n;
+    // Large inputs go in pieces that fit the L2 cache, each hashed right after its copy.
+    for (let done = 0; done < n; done += APPEND_PIECE) {
+      const piece = n - done <= APPEND_PIECE && done === 0 ? bytes : bytes.subarray(done, Math.min(n, done + APPEND_PIECE));
+      const at = this.length;
+      HEAPU8.set(piece, this.ptr + at);
+      this.length += piece.length;
+      // The checksum covers the file from byte 16 (after the magic and the checksum itself).
+      const from = Math.max(at, CHECKSUM_FROM);
+      if (this.hasher !== 0 && this.length > from) ex.bg_file_hasher_update(this.hasher, this.ptr + from, this.length - from);
+    }
+  }
+
+  /** Copy bytes to the start of the buffer and do nothing else (no checksum): the load benchmark's baseline. */
+  copyOnly(bytes) {
+    HEAPU8.set(bytes, this.ptr);
   }
 
   /** bg_header_peek on the bytes so far: { code: 0 | negative, header | null }. */
@@ -838,10 +862,18 @@ export class WasmBuffer {
    */
   takeFilter() {
     const out = miscPtr + MISC_OUT_PTR;
-    check(ex.bg_filter_deserialize_owned(this.ptr, this.length, out));
+    if (this.hasher !== 0) {
+      const digest = miscPtr + MISC_HASH;
+      ex.bgw_file_hasher_digest(this.hasher, digest);
+      const words = HEAPU32;
+      check(ex.bgw_filter_deserialize_owned_checked(this.ptr, this.length, words[digest >>> 2], words[(digest >>> 2) + 1], out));
+    } else {
+      check(ex.bg_filter_deserialize_owned(this.ptr, this.length, out));
+    }
     this.ptr = 0;
     this.capacity = 0;
     this.length = 0;
+    this.#freeHasher();
     return HEAPU32[out >>> 2];
   }
 
@@ -850,6 +882,14 @@ export class WasmBuffer {
     if (this.ptr !== 0) {
       ex.free(this.ptr);
       this.ptr = 0;
+    }
+    this.#freeHasher();
+  }
+
+  #freeHasher() {
+    if (this.hasher !== 0) {
+      ex.bg_file_hasher_free(this.hasher);
+      this.hasher = 0;
     }
   }
 }

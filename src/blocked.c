@@ -318,7 +318,7 @@ static double block_fp(double c_j, uint32_t k) {
  * The terms are summed from j = 0 by their ratio, rescaled by powers of two so
  * that e^-lambda never underflows, until past the mean they stop mattering.
  */
-static double blocked_fpr(double n, uint64_t nblocks, uint32_t k) {
+BG_COLD static double blocked_fpr(double n, uint64_t nblocks, uint32_t k) {
   if (n < 1.0) return 0.0;
   double b = (double)nblocks, lambda = n / b;
   if (nblocks == 1) return block_fp(det_exp(n * det_log1m(1.0 / 32.0)), k);
@@ -414,7 +414,7 @@ static bg_status blocked_alloc(uint64_t nblocks, uint32_t k, void **state) {
 
 static uint64_t payload_bytes(const blocked *b) { return b->nblocks * BLOCK_BYTES(b->k); }
 
-static bg_status blocked_create(const bg_kind_params *params, void **state) {
+BG_COLD static bg_status blocked_create(const bg_kind_params *params, void **state) {
   uint32_t k;
   uint64_t nblocks;
   bg_status rc = blocked_size(params->capacity, params->error_rate, &k, &nblocks);
@@ -493,7 +493,7 @@ static bg_status blocked_contains_many(const void *state, const bg_hash_pair *ha
 
 /* ---- whole-filter operations ---------------------------------------------- */
 
-static bg_status blocked_merge(void *dst_state, const void *src_state) {
+BG_COLD static bg_status blocked_merge(void *dst_state, const void *src_state) {
   blocked *dst = (blocked *)dst_state;
   const blocked *src = (const blocked *)src_state;
   BG_RETURN_IF(dst->k != src->k || dst->nblocks != src->nblocks, BG_E_INCOMPATIBLE);
@@ -503,7 +503,7 @@ static bg_status blocked_merge(void *dst_state, const void *src_state) {
   return BG_OK;
 }
 
-static void blocked_describe(const void *state, uint64_t count, bg_kind_info *info) {
+BG_COLD static void blocked_describe(const void *state, uint64_t count, bg_kind_info *info) {
   const blocked *b = (const blocked *)state;
   double words_bits = 32.0 * (double)b->nblocks; /* bits per word position across all blocks */
   uint64_t set = 0;
@@ -545,7 +545,7 @@ static void blocked_write_payload(const void *state, uint8_t *dst) {
   if (dst != b->blocks) memcpy(dst, b->blocks, (size_t)payload_bytes(b));
 }
 
-static bg_status blocked_validate(const bg_header *h, const uint8_t *payload) {
+BG_COLD static bg_status blocked_validate(const bg_header *h, const uint8_t *payload) {
   (void)payload; /* every bit pattern is a valid filter */
   BG_RETURN_IF(h->k != 8 && h->k != 16, BG_E_HEADER);
   BG_RETURN_IF(h->m < 32u * h->k || h->m > BG_MAX_BITS || h->m % (32u * h->k) != 0, BG_E_HEADER);

@@ -33,7 +33,7 @@ bg_status bg__classic_alloc(uint64_t m, uint32_t k, void **state) {
   return BG_OK;
 }
 
-static bg_status classic_create(const bg_kind_params *params, void **state) {
+BG_COLD static bg_status classic_create(const bg_kind_params *params, void **state) {
   uint64_t m;
   uint32_t k;
   bg_status rc = bg_size_for(params->capacity, params->error_rate, &m, &k);
@@ -88,7 +88,7 @@ static bg_status classic_contains_many(const void *state, const bg_hash_pair *ha
 
 /* ---- whole-filter operations --------------------------------------------- */
 
-static bg_status classic_merge(void *dst_state, const void *src_state) {
+BG_COLD static bg_status classic_merge(void *dst_state, const void *src_state) {
   classic *dst = (classic *)dst_state;
   const classic *src = (const classic *)src_state;
   BG_RETURN_IF(dst->m != src->m || dst->k != src->k, BG_E_INCOMPATIBLE);
@@ -122,7 +122,7 @@ static void classic_write_payload(const void *state, uint8_t *dst) {
   if (dst != c->bits) memcpy(dst, c->bits, (size_t)payload_bytes(c->m));
 }
 
-static bg_status classic_validate(const bg_header *h, const uint8_t *payload) {
+BG_COLD static bg_status classic_validate(const bg_header *h, const uint8_t *payload) {
   BG_RETURN_IF(h->k < 1 || h->k > BG_MAX_K, BG_E_HEADER);
   BG_RETURN_IF(h->m < 1 || h->m > BG_MAX_BITS, BG_E_HEADER);
   BG_RETURN_IF(h->capacity < 1 || h->capacity > BG_MAX_CAPACITY, BG_E_HEADER);

@@ -208,6 +208,26 @@ bg_status bg_header_peek(const uint8_t *src, size_t src_size, bg_header *header)
 bg_status bg_file_validate(const uint8_t *src, size_t src_size, bg_header *header);
 /** @brief The checksum a file should carry: XXH3-64 (seed 0) of bytes [16, file_length). */
 uint64_t bg_file_checksum(const uint8_t *src, size_t file_length);
+/**
+ * @brief bg_file_validate with the checksum already computed by the caller,
+ * over bytes [16, src_size) as they arrived (bg_file_hasher): every other check
+ * runs; a checksum different from the header's is BG_E_CHECKSUM.
+ */
+bg_status bg_file_validate_checked(const uint8_t *src, size_t src_size, uint64_t checksum, bg_header *header);
+
+/**
+ * @brief The file checksum computed piece by piece, for loaders that receive a
+ * file in chunks: hashing each chunk while it is still in cache (or while the
+ * next one is on the network) instead of reading the whole file again.
+ * Feed the file's bytes from offset 16 on, in order; the digest equals
+ * bg_file_checksum of the whole file.
+ */
+typedef struct bg_file_hasher bg_file_hasher;
+/** @brief A new hasher (NULL when out of memory); free it with bg_file_hasher_free. */
+bg_file_hasher *bg_file_hasher_new(void);
+void bg_file_hasher_free(bg_file_hasher *hasher);
+void bg_file_hasher_update(bg_file_hasher *hasher, const uint8_t *bytes, size_t len);
+uint64_t bg_file_hasher_digest(const bg_file_hasher *hasher);
 
 /* ------------------------------------------------------------------------ */
 /* Filters (filter.c): one handle and one verb set for every kind.           */
@@ -304,6 +324,8 @@ bg_status bg_filter_deserialize(const uint8_t *src, size_t src_size, bg_filter *
  * caller's.
  */
 bg_status bg_filter_deserialize_owned(uint8_t *buffer, size_t size, bg_filter **out);
+/** @brief bg_filter_deserialize_owned with the checksum the caller computed as the bytes arrived (bg_file_hasher). */
+bg_status bg_filter_deserialize_owned_checked(uint8_t *buffer, size_t size, uint64_t checksum, bg_filter **out);
 
 #ifdef __cplusplus
 }

@@ -396,7 +396,7 @@ size_t bg_filter_serialized_size(const bg_filter *f) {
   return (size_t)(bg__payload_offset(f->metadata_length) + f->ops->payload_size(f->state));
 }
 
-bg_status bg_filter_serialize(const bg_filter *f, uint8_t *dst, size_t dst_capacity, size_t *written) {
+BG_COLD bg_status bg_filter_serialize(const bg_filter *f, uint8_t *dst, size_t dst_capacity, size_t *written) {
   BG_RETURN_IF(!f || !dst, BG_E_ARG);
   bg_kind_info kind_info;
   f->ops->describe(f->state, f->count, &kind_info);
@@ -416,11 +416,12 @@ bg_status bg_filter_serialize(const bg_filter *f, uint8_t *dst, size_t dst_capac
 }
 
 /* Shared by both readers: validate, then let the kind build its state from the payload. */
-static bg_status filter_from_file(uint8_t *src, size_t size, int in_place, bg_filter **out) {
+BG_COLD static bg_status filter_from_file(uint8_t *src, size_t size, int in_place, const uint64_t *checksum,
+                                  bg_filter **out) {
   BG_RETURN_IF(!out || (!src && size), BG_E_ARG);
   *out = NULL;
   bg_header h;
-  bg_status rc = bg_file_validate(src, size, &h);
+  bg_status rc = checksum ? bg_file_validate_checked(src, size, *checksum, &h) : bg_file_validate(src, size, &h);
   if (rc != BG_OK) return rc;
   bg_filter *f = (bg_filter *)calloc(1, sizeof *f);
   BG_RETURN_IF(!f, BG_E_NOMEM);
@@ -445,11 +446,17 @@ static bg_status filter_from_file(uint8_t *src, size_t size, int in_place, bg_fi
 
 bg_status bg_filter_deserialize(const uint8_t *src, size_t src_size, bg_filter **out) {
   /* Not in place: the kind copies what it keeps, so casting away const is safe. */
-  return filter_from_file((uint8_t *)(uintptr_t)src, src_size, 0, out);
+  return filter_from_file((uint8_t *)(uintptr_t)src, src_size, 0, NULL, out);
 }
 
 bg_status bg_filter_deserialize_owned(uint8_t *buffer, size_t size, bg_filter **out) {
-  bg_status rc = filter_from_file(buffer, size, 1, out);
+  bg_status rc = filter_from_file(buffer, size, 1, NULL, out);
+  if (rc == BG_OK) (*out)->storage = buffer;
+  return rc;
+}
+
+bg_status bg_filter_deserialize_owned_checked(uint8_t *buffer, size_t size, uint64_t checksum, bg_filter **out) {
+  bg_status rc = filter_from_file(buffer, size, 1, &checksum, out);
   if (rc == BG_OK) (*out)->storage = buffer;
   return rc;
 }

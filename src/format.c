@@ -61,16 +61,25 @@ void bg__header_write(const bg_header *h, uint8_t *dst) {
   bg__put_u64(dst + OFF_PAYLOAD_LENGTH, h->payload_length);
 }
 
+/*
+ * XXH3-64 through its streaming state, here as in bg_file_hasher: the same
+ * digest as XXH3_64bits, and one copy of XXH3's long-input code in the module
+ * instead of two (the wasm size budget).
+ */
 uint64_t bg_file_checksum(const uint8_t *src, size_t file_length) {
   if (file_length < OFF_VERSION) return 0;
-  return XXH3_64bits(src + OFF_VERSION, file_length - OFF_VERSION);
+  XXH3_state_t state;
+  XXH3_INITSTATE(&state);
+  (void)XXH3_64bits_reset(&state);
+  (void)XXH3_64bits_update(&state, src + OFF_VERSION, file_length - OFF_VERSION);
+  return XXH3_64bits_digest(&state);
 }
 
 void bg__file_seal(uint8_t *file, size_t file_length) {
   bg__put_u64(file + OFF_CHECKSUM, bg_file_checksum(file, file_length));
 }
 
-bg_status bg_header_peek(const uint8_t *src, size_t src_size, bg_header *h) {
+BG_COLD bg_status bg_header_peek(const uint8_t *src, size_t src_size, bg_header *h) {
   BG_RETURN_IF(!h || (!src && src_size), BG_E_ARG);
   /* Compare as much of the magic as there is, so a short non-bgf file says "not a filter". */
   size_t magic_bytes = src_size < sizeof BG_MAGIC ? src_size : sizeof BG_MAGIC;
@@ -111,14 +120,16 @@ bg_status bg_header_peek(const uint8_t *src, size_t src_size, bg_header *h) {
   return BG_OK;
 }
 
-bg_status bg_file_validate(const uint8_t *src, size_t src_size, bg_header *h) {
+/* known_checksum: NULL to compute it here, else what the caller computed over [16, src_size). */
+BG_COLD static bg_status validate_file(const uint8_t *src, size_t src_size, const uint64_t *known_checksum, bg_header *h) {
   bg_header local;
   if (!h) h = &local;
   bg_status rc = bg_header_peek(src, src_size, h);
   if (rc != BG_OK) return rc;
   BG_RETURN_IF(src_size < h->file_length, BG_E_TRUNCATED);
   BG_RETURN_IF(src_size > h->file_length, BG_E_TRAILING);
-  BG_RETURN_IF(bg_file_checksum(src, (size_t)h->file_length) != h->checksum, BG_E_CHECKSUM);
+  uint64_t checksum = known_checksum ? *known_checksum : bg_file_checksum(src, (size_t)h->file_length);
+  BG_RETURN_IF(checksum != h->checksum, BG_E_CHECKSUM);
 
   const bg_kind_ops *ops = bg__kind_ops(h->kind);
   BG_RETURN_IF(!ops, BG_E_KIND);
@@ -129,4 +140,44 @@ bg_status bg_file_validate(const uint8_t *src, size_t src_size, bg_header *h) {
     BG_RETURN_IF(src[i] != 0, BG_E_HEADER);
 
   return ops->validate(h, src + h->payload_offset);
+}
+
+bg_status bg_file_validate(const uint8_t *src, size_t src_size, bg_header *h) {
+  return validate_file(src, src_size, NULL, h);
+}
+
+bg_status bg_file_validate_checked(const uint8_t *src, size_t src_size, uint64_t checksum, bg_header *h) {
+  return validate_file(src, src_size, &checksum, h);
+}
+
+/* ---- the checksum, piece by piece ---------------------------------------- */
+
+struct bg_file_hasher {
+  XXH3_state_t *state; /* XXH3_createState aligns it as XXH3 needs */
+};
+
+bg_file_hasher *bg_file_hasher_new(void) {
+  bg_file_hasher *hasher = (bg_file_hasher *)malloc(sizeof *hasher);
+  if (!hasher) return NULL;
+  hasher->state = XXH3_createState();
+  if (!hasher->state || XXH3_64bits_reset(hasher->state) != XXH_OK) {
+    XXH3_freeState(hasher->state);
+    free(hasher);
+    return NULL;
+  }
+  return hasher;
+}
+
+void bg_file_hasher_free(bg_file_hasher *hasher) {
+  if (!hasher) return;
+  XXH3_freeState(hasher->state);
+  free(hasher);
+}
+
+void bg_file_hasher_update(bg_file_hasher *hasher, const uint8_t *bytes, size_t len) {
+  if (hasher && (bytes || !len)) (void)XXH3_64bits_update(hasher->state, bytes, len);
+}
+
+uint64_t bg_file_hasher_digest(const bg_file_hasher *hasher) {
+  return hasher ? XXH3_64bits_digest(hasher->state) : 0;
 }

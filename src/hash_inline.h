@@ -13,11 +13,23 @@
 
 #include "bloomgate.h"
 
-static inline bg_hash_pair bg__hash(const void *key, size_t len, uint64_t seed) {
+static inline bg_hash_pair bg__hash_xxh3(const void *key, size_t len, uint64_t seed) {
   XXH128_hash_t h = XXH3_128bits_withSeed(key, len, seed);
   bg_hash_pair pair = {h.low64, h.high64};
   return pair;
 }
+
+#if defined(__wasm__)
+/*
+ * In wasm, XXH3-128 compiles to one ~5,000-instruction function that is called
+ * rather than inlined anyway; every file that hashed kept its own copy, and
+ * two copies cost 4 KB of the 40 KB gzip budget. There, every caller shares
+ * hash.c's bg_hash.
+ */
+#define bg__hash bg_hash
+#else
+#define bg__hash bg__hash_xxh3
+#endif
 
 /*
  * Map a uniform 64-bit x onto [0, m) without division or modulo bias

@@ -137,3 +137,16 @@ void bgw_positions(const void *key, size_t len, uint32_t seed_lo, uint32_t seed_
 
 /* The wrapper allocates hashing contexts without knowing their layout. */
 size_t bgw_sha256_ctx_size(void) { return sizeof(bg_sha256_ctx); }
+
+/* bg_filter_deserialize_owned_checked with the checksum as (lo, hi) u32 halves. */
+int bgw_filter_deserialize_owned_checked(uint8_t *buffer, size_t size, uint32_t sum_lo, uint32_t sum_hi,
+                                         bg_filter **out) {
+  return bg_filter_deserialize_owned_checked(buffer, size, JOIN64(sum_lo, sum_hi), out);
+}
+
+/* bg_file_hasher_digest as (lo, hi) u32 halves in out[0..1]. */
+void bgw_file_hasher_digest(const bg_file_hasher *hasher, uint32_t *out) {
+  uint64_t digest = bg_file_hasher_digest(hasher);
+  out[0] = (uint32_t)digest;
+  out[1] = (uint32_t)(digest >> 32);
+}

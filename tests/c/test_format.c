@@ -724,8 +724,57 @@ static void test_payload_edit_resealed(void) {
   free(file);
 }
 
+/*
+ * The checksum computed piece by piece (what the wasm loader does as bytes arrive) equals the
+ * one-shot checksum for every way of cutting the file, and deserialize_owned_checked accepts the
+ * file with it and refuses it with any other value, running every other check as usual.
+ */
+static void test_checksum_in_pieces(void) {
+  size_t size;
+  uint8_t *file = sample_file(&size, 0);
+  REQUIRE(file != NULL);
+  uint64_t expected = bg_file_checksum(file, size);
+  static const size_t pieces[] = {1, 3, 7, 16, 63, 64, 65, 255, 256, 257, 1000, 4096};
+  for (size_t p = 0; p < sizeof pieces / sizeof pieces[0]; p++) {
+    bg_file_hasher *hasher = bg_file_hasher_new();
+    REQUIRE(hasher != NULL);
+    for (size_t at = 16; at < size; at += pieces[p])
+      bg_file_hasher_update(hasher, file + at, size - at < pieces[p] ? size - at : pieces[p]);
+    CHECK_EQ_U64(bg_file_hasher_digest(hasher), expected);
+    bg_file_hasher_free(hasher);
+  }
+  bg_file_hasher_free(NULL); /* like free(NULL) */
+
+  bg_header h;
+  CHECK_STATUS(bg_file_validate_checked(file, size, expected, &h), BG_OK);
+  CHECK_STATUS(bg_file_validate_checked(file, size, expected ^ 1, &h), BG_E_CHECKSUM);
+  /* The other checks still run, and in their order: a truncated file is truncated, whatever the sum. */
+  CHECK_STATUS(bg_file_validate_checked(file, size - 1, expected, &h), BG_E_TRUNCATED);
+
+  uint8_t *owned = malloc(size);
+  REQUIRE(owned != NULL);
+  memcpy(owned, file, size);
+  bg_filter *f = (bg_filter *)1;
+  CHECK_STATUS(bg_filter_deserialize_owned_checked(owned, size, expected + 1, &f), BG_E_CHECKSUM);
+  CHECK(f == NULL); /* refused: the buffer is still the caller's */
+  CHECK_STATUS(bg_filter_deserialize_owned_checked(owned, size, expected, &f), BG_OK);
+  REQUIRE(f != NULL);
+  bg_filter *g = NULL;
+  CHECK_STATUS(bg_filter_deserialize(file, size, &g), BG_OK);
+  REQUIRE(g != NULL);
+  uint8_t probe[16];
+  for (int i = 0; i < 2000; i++) {
+    size_t len = (size_t)snprintf((char *)probe, sizeof probe, "p%d", i);
+    CHECK_EQ_U64(bg_filter_contains(f, probe, len), bg_filter_contains(g, probe, len));
+  }
+  bg_filter_free(f); /* frees owned */
+  bg_filter_free(g);
+  free(file);
+}
+
 int main(void) {
   test_round_trip();
+  test_checksum_in_pieces();
   test_shapes();
   test_short_and_foreign();
   test_header_fields();
