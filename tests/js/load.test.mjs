@@ -186,6 +186,53 @@ describe('byte sources', () => {
   });
 });
 
+describe('the checksum is computed as the bytes arrive', () => {
+  // The loader hashes each piece as it lands (bg_file_hasher) instead of rereading the file; the
+  // checksum covers bytes 16.. only, so pieces that end inside the first 16 bytes must not count.
+  function streamOf(bytes, sizes) {
+    let at = 0;
+    let i = 0;
+    return new ReadableStream({
+      pull(controller) {
+        if (at >= bytes.length) return controller.close();
+        const size = sizes[Math.min(i++, sizes.length - 1)];
+        controller.enqueue(new Uint8Array(bytes.subarray(at, at + size)));
+        at += size;
+      },
+    });
+  }
+
+  test('odd piece sizes around byte 16 load the same filter; a flipped late byte is E_CHECKSUM', async () => {
+    for (const sizes of [[1], [7, 9, 1000], [15, 2, 13, 4096], [16, 16, 999], [17, 65536]]) {
+      const filter = await loadFilter(new Response(streamOf(fileBytes, sizes)));
+      assertSameFilter(filter);
+      filter.free();
+    }
+    const flipped = Buffer.from(fileBytes);
+    flipped[flipped.length - 3] ^= 0x01;
+    await assert.rejects(loadFilter(new Response(streamOf(flipped, [7, 9, 1000]))), isCode('E_CHECKSUM'));
+    const early = Buffer.from(fileBytes);
+    early[20] ^= 0x80; // inside the header, past the checksum field: covered by the sum
+    await assert.rejects(loadFilter(new Response(streamOf(early, [15, 2, 13]))), isCode('E_CHECKSUM'));
+  });
+
+  test('a file larger than one copy piece (256 KiB): loads, and a flip in its third piece is E_CHECKSUM', async () => {
+    const big = await BloomFilter.create({ capacity: 600_000, errorRate: 0.01 });
+    for (let i = 0; i < 1000; i++) big.add(`big-${i}`);
+    const bytes = big.serialize();
+    assert.ok(bytes.length > 2.5 * 256 * 1024, `file of ${bytes.length} bytes spans three pieces`);
+    for (const load of [(b) => BloomFilter.from(b), (b) => loadFilter(b)]) {
+      const copy = await load(bytes);
+      for (let i = 0; i < 1000; i++) assert.equal(copy.mightContain(`big-${i}`), true);
+      copy.free();
+      const flipped = bytes.slice();
+      flipped[2 * 256 * 1024 + 100] ^= 0x04;
+      await assert.rejects(load(flipped), isCode('E_CHECKSUM'));
+    }
+    big.free();
+  });
+});
+
 describe('Response sources', () => {
   test('a Response with a streamed body in small chunks', async () => {
     let at = 0;
