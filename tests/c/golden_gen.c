@@ -348,6 +348,84 @@ static int emit_golden_file(text *t, uint8_t **file, size_t *file_size) {
   return 1;
 }
 
+/*
+ * One file per kind, built by a fixed program that exercises what the kind does (kicks and
+ * removals for cuckoo, removals and saturation-free counters for counting, three layers for
+ * scalable, the static build for fuse), recorded by length, checksum and SHA-256.
+ * tests/js/golden.test.mjs runs the same program in wasm and must get the same bytes.
+ *   add "kind-<i>" for i < adds; if removes: remove "kind-<i>" for i < adds, i % 3 == 0;
+ *   then add "kind-extra-<i>" for i < extra.
+ */
+static const struct {
+  const char *name;
+  uint64_t capacity;
+  double error_rate;
+  long adds, extra;
+  int removes;
+} KIND_PROGRAMS[] = {
+    {"classic", 3000, 0.01, 3000, 0, 0},   {"blocked", 3000, 0.01, 3000, 0, 0},
+    {"fuse8", 3000, 0.01, 3000, 0, 0},     {"fuse16", 3000, 0.0001, 3000, 0, 0},
+    {"counting", 3000, 0.01, 3000, 500, 1}, {"scalable", 1000, 0.01, 5000, 0, 0},
+    {"cuckoo", 3000, 0.01, 3000, 1000, 1},
+};
+#define KIND_SEED 7
+
+static int kind_id(const char *name) {
+  for (int id = 1; id < 256; id++)
+    if (bg_kind_name(id) && strcmp(bg_kind_name(id), name) == 0) return id;
+  return 0;
+}
+
+static int emit_kind_files(text *t) {
+  text_puts(t, "  \"kinds\": [\n");
+  size_t programs = sizeof KIND_PROGRAMS / sizeof KIND_PROGRAMS[0];
+  for (size_t p = 0; p < programs; p++) {
+    bg_filter *f = NULL;
+    char key[64];
+    if (bg_filter_create(kind_id(KIND_PROGRAMS[p].name), KIND_PROGRAMS[p].capacity, KIND_PROGRAMS[p].error_rate,
+                         KIND_SEED, BG_KEY_UTF8, &f) != BG_OK)
+      return 0;
+    int ok = 1;
+    for (long i = 0; i < KIND_PROGRAMS[p].adds; i++) {
+      int len = snprintf(key, sizeof key, "kind-%ld", i);
+      ok &= bg_filter_add(f, key, (size_t)len) == BG_OK;
+    }
+    if (KIND_PROGRAMS[p].removes)
+      for (long i = 0; i < KIND_PROGRAMS[p].adds; i += 3) {
+        int len = snprintf(key, sizeof key, "kind-%ld", i);
+        ok &= bg_filter_remove(f, key, (size_t)len) == BG_OK;
+      }
+    for (long i = 0; i < KIND_PROGRAMS[p].extra; i++) {
+      int len = snprintf(key, sizeof key, "kind-extra-%ld", i);
+      ok &= bg_filter_add(f, key, (size_t)len) == BG_OK;
+    }
+    ok &= bg_filter_seal(f) == BG_OK;
+    size_t size = bg_filter_serialized_size(f);
+    uint8_t *file = malloc(size ? size : 1);
+    ok &= file && bg_filter_serialize(f, file, size, NULL) == BG_OK;
+    bg_filter_free(f);
+    if (!ok) {
+      free(file);
+      return 0;
+    }
+    uint8_t digest[32];
+    bg_sha256(file, size, digest);
+    bg_header h;
+    bg_file_validate(file, size, &h);
+    text_printf(t, "    { \"kind\": \"%s\", \"capacity\": %" PRIu64 ", \"errorRate\": %.17g, \"seed\": %d, "
+                   "\"adds\": %ld, \"removes\": %s, \"extra\": %ld, \"fileBytes\": %zu, \"checksum\": \"%016" PRIx64
+                   "\", \"sha256\": \"",
+                KIND_PROGRAMS[p].name, KIND_PROGRAMS[p].capacity, KIND_PROGRAMS[p].error_rate, KIND_SEED,
+                KIND_PROGRAMS[p].adds, KIND_PROGRAMS[p].removes ? "true" : "false", KIND_PROGRAMS[p].extra, size,
+                h.checksum);
+    text_hex(t, digest, 32);
+    text_puts(t, p + 1 < programs ? "\" },\n" : "\" }\n");
+    free(file);
+  }
+  text_puts(t, "  ],\n");
+  return 1;
+}
+
 static int generate(text *json, uint8_t **file, size_t *file_size) {
   text_puts(json, "{\n");
   text_puts(json, "  \"about\": \"Written by tests/c/golden_gen.c from the native core; see tests/golden/README.md\",\n");
@@ -355,6 +433,7 @@ static int generate(text *json, uint8_t **file, size_t *file_size) {
   emit_sizing(json);
   emit_sha(json, 0);
   emit_sha(json, 1);
+  if (!emit_kind_files(json)) return 0;
   if (!emit_golden_file(json, file, file_size)) return 0;
   text_puts(json, "}\n");
   return !json->failed;

@@ -217,3 +217,29 @@ describe('classic.bgf, the golden filter file', () => {
     await assert.rejects(BloomFilter.from(broken), (error) => error instanceof BloomgateError && error.code === 'E_CHECKSUM');
   });
 });
+
+describe('every kind: the same program gives the same file natively and in wasm', () => {
+  // tests/c/golden_gen.c runs each program natively and records the file's length, checksum and
+  // SHA-256; here the wasm build runs it again through the public API.
+  for (const program of vectors.kinds) {
+    test(`${program.kind}: ${program.adds} adds${program.removes ? ', every third removed' : ''}${program.extra ? `, ${program.extra} more` : ''}`, async () => {
+      const filter = await BloomFilter.create({
+        kind: program.kind, capacity: program.capacity, errorRate: program.errorRate, seed: program.seed,
+      });
+      for (let i = 0; i < program.adds; i++) filter.add(`kind-${i}`);
+      if (program.removes) for (let i = 0; i < program.adds; i += 3) assert.equal(filter.remove(`kind-${i}`), true);
+      for (let i = 0; i < program.extra; i++) filter.add(`kind-extra-${i}`);
+      const bytes = filter.serialize();
+      assert.equal(bytes.length, program.fileBytes);
+      const checksum = toHex(bytes.slice(8, 16).reverse());
+      assert.equal(checksum, program.checksum, `checksum differs (first differing byte unknown: native file not stored)`);
+      assert.equal(createHash('sha256').update(bytes).digest('hex'), program.sha256);
+      // And the wasm reader takes the native bytes' twin: every kept key still answers maybe.
+      const loaded = await BloomFilter.from(bytes);
+      for (let i = 1; i < program.adds; i += 3) assert.equal(loaded.mightContain(`kind-${i}`), true);
+      for (let i = 0; i < program.extra; i++) assert.equal(loaded.mightContain(`kind-extra-${i}`), true);
+      loaded.free();
+      filter.free();
+    });
+  }
+});
