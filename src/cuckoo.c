@@ -238,16 +238,6 @@ static inline int bucket_has(const cuckoo *c, uint64_t bucket, uint32_t fp) {
   return found;
 }
 
-/* Put fp in an empty slot of bucket; 0 when the bucket is full. */
-static inline int bucket_put(cuckoo *c, uint64_t bucket, uint32_t fp) {
-  uint32_t stored[SLOTS];
-  bucket_read(c, bucket, stored);
-  if (stored[0] != 0) return 0; /* ascending: an empty slot would come first */
-  stored[0] = fp;
-  bucket_write(c, bucket, stored);
-  return 1;
-}
-
 /* Replace one copy of `from` in bucket by `to` (0 empties a slot); 0 when the bucket has no `from`. */
 static inline int bucket_replace(cuckoo *c, uint64_t bucket, uint32_t from, uint32_t to) {
   uint32_t stored[SLOTS];
@@ -260,6 +250,13 @@ static inline int bucket_replace(cuckoo *c, uint64_t bucket, uint32_t from, uint
     }
   }
   return 0;
+}
+
+/* Put fp in an empty slot of bucket; 0 when the bucket is full. */
+static inline int bucket_put(cuckoo *c, uint64_t bucket, uint32_t fp) {
+  /* Any empty slot: written buckets have theirs first, but a reader accepts low parts of equal
+   * nibbles in any order, and a kick must never carry an empty slot's 0 onward. */
+  return bucket_replace(c, bucket, 0, fp);
 }
 
 /* ---- the kind -------------------------------------------------------------- */
