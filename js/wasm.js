@@ -39,10 +39,8 @@ const SCRATCH_KEEP_MAX = 1 << 20;
 const BATCH_KEYS = 4096;
 const BATCH_UNITS = 48 * 1024;
 const ARENA_INITIAL = 64 * 1024;
-// WasmBuffer.append copies and checksums large inputs in pieces of this size (L2-sized), and
-// the file checksum starts after the magic (8 bytes) and the checksum field (8 bytes).
+// WasmBuffer.append copies and checksums large inputs in pieces of this size (L2-sized).
 const APPEND_PIECE = 256 * 1024;
-const CHECKSUM_FROM = 16;
 
 // Layout of the fixed "misc" block used for out-parameters.
 const MISC_SIZE = 1024;
@@ -824,12 +822,10 @@ export class WasmBuffer {
     // Large inputs go in pieces that fit the L2 cache, each hashed right after its copy.
     for (let done = 0; done < n; done += APPEND_PIECE) {
       const piece = n - done <= APPEND_PIECE && done === 0 ? bytes : bytes.subarray(done, Math.min(n, done + APPEND_PIECE));
-      const at = this.length;
-      HEAPU8.set(piece, this.ptr + at);
+      const at = this.ptr + this.length;
+      HEAPU8.set(piece, at);
       this.length += piece.length;
-      // The checksum covers the file from byte 16 (after the magic and the checksum itself).
-      const from = Math.max(at, CHECKSUM_FROM);
-      if (this.hasher !== 0 && this.length > from) ex.bg_file_hasher_update(this.hasher, this.ptr + from, this.length - from);
+      if (this.hasher !== 0) ex.bg_file_hasher_update(this.hasher, at, piece.length);
     }
   }
 

@@ -480,8 +480,6 @@ static bg_status blocked_contains_many(const void *state, const bg_hash_pair *ha
     }
 #if defined(__wasm__)
     for (size_t j = 0; j < n; j++) touched |= where[j][0];
-#endif
-#if defined(__wasm__)
     __asm__ volatile("" : : "r"(touched));
 #endif
     (void)touched;

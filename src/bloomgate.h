@@ -219,8 +219,9 @@ bg_status bg_file_validate_checked(const uint8_t *src, size_t src_size, uint64_t
  * @brief The file checksum computed piece by piece, for loaders that receive a
  * file in chunks: hashing each chunk while it is still in cache (or while the
  * next one is on the network) instead of reading the whole file again.
- * Feed the file's bytes from offset 16 on, in order; the digest equals
- * bg_file_checksum of the whole file.
+ * Feed the whole file, from byte 0, in pieces of any size, in order; the
+ * digest equals bg_file_checksum of the file (the hasher skips the bytes the
+ * checksum does not cover).
  */
 typedef struct bg_file_hasher bg_file_hasher;
 /** @brief A new hasher (NULL when out of memory); free it with bg_file_hasher_free. */

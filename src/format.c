@@ -154,11 +154,13 @@ bg_status bg_file_validate_checked(const uint8_t *src, size_t src_size, uint64_t
 
 struct bg_file_hasher {
   XXH3_state_t *state; /* XXH3_createState aligns it as XXH3 needs */
+  uint64_t skipped;    /* bytes of the file before OFF_VERSION seen so far: the sum does not cover them */
 };
 
 bg_file_hasher *bg_file_hasher_new(void) {
   bg_file_hasher *hasher = (bg_file_hasher *)malloc(sizeof *hasher);
   if (!hasher) return NULL;
+  hasher->skipped = 0;
   hasher->state = XXH3_createState();
   if (!hasher->state || XXH3_64bits_reset(hasher->state) != XXH_OK) {
     XXH3_freeState(hasher->state);
@@ -175,7 +177,12 @@ void bg_file_hasher_free(bg_file_hasher *hasher) {
 }
 
 void bg_file_hasher_update(bg_file_hasher *hasher, const uint8_t *bytes, size_t len) {
-  if (hasher && (bytes || !len)) (void)XXH3_64bits_update(hasher->state, bytes, len);
+  if (!hasher || (!bytes && len)) return;
+  /* The magic and the checksum field itself are not covered: skip them wherever the pieces end. */
+  size_t skip = hasher->skipped < OFF_VERSION ? (size_t)(OFF_VERSION - hasher->skipped) : 0;
+  if (skip > len) skip = len;
+  hasher->skipped += skip;
+  (void)XXH3_64bits_update(hasher->state, bytes + skip, len - skip);
 }
 
 uint64_t bg_file_hasher_digest(const bg_file_hasher *hasher) {

@@ -12,7 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "test_util.h"
+#include "test_filters.h"
 
 /* blocked.c's test hooks (internal, not in bloomgate.h): one block, either path. */
 int bg__blocked_block_contains(const uint8_t *block, uint32_t k, uint64_t h2, int vector);
@@ -24,69 +24,13 @@ const char *bg__blocked_simd_path(void);
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-static size_t key_name(char *buf, size_t size, long i) { return (size_t)snprintf(buf, size, "key_%ld", i); }
+#define KEY "key_" /* every key here is KEY<i> */
 
 static bg_filter *make(uint64_t capacity, double p, uint64_t seed) {
   bg_filter *f = NULL;
   bg_status rc = bg_filter_create(BG_KIND_BLOCKED, capacity, p, seed, BG_KEY_UTF8, &f);
   CHECK_STATUS(rc, BG_OK);
   return rc == BG_OK ? f : NULL;
-}
-
-static void add_range(bg_filter *f, long first, long count) {
-  char buf[32];
-  for (long i = first; i < first + count; i++) {
-    size_t len = key_name(buf, sizeof buf, i);
-    CHECK_STATUS_AT(bg_filter_add(f, buf, len), BG_OK, "key %ld", i);
-  }
-}
-
-static uint8_t *serialize_copy(const bg_filter *f, size_t *size) {
-  *size = bg_filter_serialized_size(f);
-  uint8_t *buf = malloc(*size);
-  if (!buf) return NULL;
-  size_t written = 0;
-  bg_status rc = bg_filter_serialize(f, buf, *size, &written);
-  if (rc != BG_OK || written != *size) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
-}
-
-static int same_file(const bg_filter *a, const bg_filter *b) {
-  size_t sa, sb;
-  uint8_t *fa = serialize_copy(a, &sa), *fb = serialize_copy(b, &sb);
-  int same = fa && fb && sa == sb && memcmp(fa, fb, sa) == 0;
-  free(fa);
-  free(fb);
-  return same;
-}
-
-/* Items "key_<first>" .. in the batch layout. */
-typedef struct {
-  uint8_t *items;
-  uint32_t *offsets;
-  size_t count;
-} batch;
-
-static int batch_make(batch *b, long first, size_t count) {
-  b->items = malloc(count * 24 + 1);
-  b->offsets = malloc((count + 1) * sizeof(uint32_t));
-  b->count = count;
-  if (!b->items || !b->offsets) return 0;
-  uint32_t at = 0;
-  for (size_t i = 0; i < count; i++) {
-    b->offsets[i] = at;
-    at += (uint32_t)key_name((char *)b->items + at, 24, first + (long)i);
-  }
-  b->offsets[count] = at;
-  return 1;
-}
-
-static void batch_free(batch *b) {
-  free(b->items);
-  free(b->offsets);
 }
 
 /* A deterministic 64-bit stream (splitmix64), for random blocks and hash pairs. */
@@ -175,14 +119,14 @@ static void test_sizing(void) {
 static void check_rate(double p) {
   bg_filter *f = make(N_KEYS, p, 0x5eed);
   REQUIRE(f);
-  add_range(f, 0, N_KEYS);
+  add_range(f, KEY, 0, N_KEYS);
   char buf[32];
   long negatives = 0, positives = 0;
   for (long i = 0; i < N_KEYS; i++)
-    if (bg_filter_contains(f, buf, key_name(buf, sizeof buf, i)) != 1) negatives++;
+    if (bg_filter_contains(f, buf, key_name(buf, sizeof buf, KEY, i)) != 1) negatives++;
   CHECK_MSG(negatives == 0, "p=%g: %ld false negatives", p, negatives);
   for (long i = N_KEYS; i < N_KEYS + N_PROBES; i++)
-    if (bg_filter_contains(f, buf, key_name(buf, sizeof buf, i)) == 1) positives++;
+    if (bg_filter_contains(f, buf, key_name(buf, sizeof buf, KEY, i)) == 1) positives++;
   double measured = (double)positives / N_PROBES, sigma = sqrt(p * (1 - p) / N_PROBES);
   CHECK_MSG(measured <= p + 4 * sigma, "p=%g: measured %.6f > %.6f", p, measured, p + 4 * sigma);
   /* Sized by the exact rate, it is not grossly oversized either. */
@@ -209,9 +153,9 @@ static void test_batches_and_files(double p) {
   enum { N = 20000 };
   bg_filter *singles = make(N, p, 7), *batched = make(N, p, 7);
   REQUIRE(singles && batched);
-  add_range(singles, 0, N);
+  add_range(singles, KEY, 0, N);
   batch b;
-  REQUIRE(batch_make(&b, 0, 2 * N));
+  REQUIRE(batch_make(&b, KEY, 0, 2 * N));
   /* Odd-sized batches cross the group and prefetch boundaries. */
   CHECK_STATUS(bg_filter_add_many(batched, b.items, b.offsets, 7), BG_OK);
   batch rest = {b.items, b.offsets + 7, N - 7};
@@ -272,13 +216,13 @@ static void test_batches_and_files(double p) {
   /* Merge: two halves OR'ed equal the whole, count included. */
   bg_filter *left = make(N, p, 7), *right = make(N, p, 7);
   REQUIRE(left && right);
-  add_range(left, 0, N / 2);
-  add_range(right, N / 2, N - N / 2);
+  add_range(left, KEY, 0, N / 2);
+  add_range(right, KEY, N / 2, N - N / 2);
   CHECK_STATUS(bg_filter_merge(left, right), BG_OK);
   CHECK(same_file(left, singles) == 0); /* singles has "extra" */
   bg_filter *whole = make(N, p, 7);
   REQUIRE(whole);
-  add_range(whole, 0, N);
+  add_range(whole, KEY, 0, N);
   CHECK(same_file(left, whole));
   bg_filter *other_size = make(2 * N, p, 7), *other_seed = make(N, p, 8);
   CHECK_STATUS(bg_filter_merge(left, other_size), BG_E_INCOMPATIBLE);
@@ -323,7 +267,7 @@ static void test_describe(void) {
   bg_filter_info(f, &info);
   CHECK_EQ_U64(info.bits_set, 0);
   CHECK(info.theoretical_error_rate == 0.0 && info.estimated_error_rate == 0.0);
-  add_range(f, 0, 1000);
+  add_range(f, KEY, 0, 1000);
   bg_filter_info(f, &info);
   size_t size;
   uint8_t *file = serialize_copy(f, &size);
@@ -340,14 +284,6 @@ static void test_describe(void) {
 }
 
 /* ---- corrupt files ---------------------------------------------------------------- */
-
-static void put_u32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void put_u64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void reseal(uint8_t *file, size_t size) { put_u64(file + 8, bg_file_checksum(file, size)); }
 
 static void expect_load(const uint8_t *file, size_t size, bg_status want, const char *what) {
   bg_filter *f = NULL;
@@ -369,7 +305,7 @@ static void expect_load(const uint8_t *file, size_t size, bg_status want, const 
 static void test_corrupt(void) {
   bg_filter *f = make(2000, 0.01, 11);
   REQUIRE(f);
-  add_range(f, 0, 2000);
+  add_range(f, KEY, 0, 2000);
   size_t size;
   uint8_t *good = serialize_copy(f, &size);
   REQUIRE(good);
@@ -504,7 +440,7 @@ static void test_golden(void) {
   for (size_t g = 0; g < sizeof golden / sizeof golden[0]; g++) {
     bg_filter *f = make(5000, golden[g].p, 0x0123456789abcdefu);
     REQUIRE(f);
-    add_range(f, 0, 5000);
+    add_range(f, KEY, 0, 5000);
     size_t size;
     uint8_t *file = serialize_copy(f, &size);
     REQUIRE(file);

@@ -6,14 +6,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "test_util.h"
+#include "test_filters.h"
 
 #define N_INSERT 200000
 #define N_PROBE 50000
-
-static int key_name(char *buf, size_t size, const char *prefix, long i) {
-  return snprintf(buf, size, "%s%ld", prefix, i);
-}
 
 /* Set bits, as bg_filter_info reports them (NULL: 0). */
 static uint64_t bits_set(const bg_filter *f) {
@@ -23,56 +19,6 @@ static uint64_t bits_set(const bg_filter *f) {
   return info.bits_set;
 }
 
-static uint8_t *serialize_copy(const bg_filter *f, size_t *size) {
-  *size = bg_filter_serialized_size(f);
-  uint8_t *buf = malloc(*size);
-  if (!buf) return NULL;
-  size_t written = 0;
-  bg_status rc = bg_filter_serialize(f, buf, *size, &written);
-  if (rc != BG_OK || written != *size) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
-}
-
-/* Two filters hold the same bits, parameters and count: their files are equal. */
-static int same_file(const bg_filter *a, const bg_filter *b) {
-  size_t size_a, size_b;
-  uint8_t *fa = serialize_copy(a, &size_a), *fb = serialize_copy(b, &size_b);
-  int same = fa && fb && size_a == size_b && memcmp(fa, fb, size_a) == 0;
-  free(fa);
-  free(fb);
-  return same;
-}
-
-/* Items "prefix<first>" .. "prefix<first+count-1>" in the batch layout (offsets has count+1 entries). */
-typedef struct {
-  uint8_t *items;
-  uint32_t *offsets;
-  size_t count;
-} batch;
-
-static int batch_make(batch *b, const char *prefix, long first, size_t count) {
-  size_t cap = count * (strlen(prefix) + 12) + 1;
-  b->items = malloc(cap);
-  b->offsets = malloc((count + 1) * sizeof(uint32_t));
-  b->count = count;
-  if (!b->items || !b->offsets) return 0;
-  size_t at = 0;
-  b->offsets[0] = 0;
-  for (size_t i = 0; i < count; i++) {
-    at += (size_t)key_name((char *)b->items + at, cap - at, prefix, first + (long)i);
-    b->offsets[i + 1] = (uint32_t)at;
-  }
-  return 1;
-}
-
-static void batch_free(batch *b) {
-  free(b->items);
-  free(b->offsets);
-}
-
 /* The seeds' experiment, through single calls and through batches. */
 static void test_seed_experiment(void) {
   bg_filter *f = NULL;
@@ -80,20 +26,20 @@ static void test_seed_experiment(void) {
   REQUIRE(f != NULL);
   char key[32];
   for (long i = 0; i < N_INSERT; i++) {
-    int len = key_name(key, sizeof key, "key_", i);
+    size_t len = key_name(key, sizeof key, "key_", i);
     CHECK_STATUS_AT(bg_filter_add(f, key, (size_t)len), BG_OK, "%s", key);
   }
 
   long missing = 0;
   for (long i = 0; i < N_INSERT; i++) {
-    int len = key_name(key, sizeof key, "key_", i);
+    size_t len = key_name(key, sizeof key, "key_", i);
     if (bg_filter_contains(f, key, (size_t)len) != 1) missing++;
   }
   CHECK_MSG(missing == 0, "%ld false negatives", missing);
 
   long hits = 0;
   for (long i = N_INSERT; i < N_INSERT + N_PROBE; i++) {
-    int len = key_name(key, sizeof key, "key_", i);
+    size_t len = key_name(key, sizeof key, "key_", i);
     int r = bg_filter_contains(f, key, (size_t)len);
     CHECK(r == 0 || r == 1);
     hits += r == 1;
@@ -314,7 +260,7 @@ static void test_merge(void) {
   REQUIRE(all && left && right);
   char key[32];
   for (long i = 0; i < 4000; i++) {
-    int len = key_name(key, sizeof key, "merge-", i);
+    size_t len = key_name(key, sizeof key, "merge-", i);
     CHECK_STATUS(bg_filter_add(all, key, (size_t)len), BG_OK);
     CHECK_STATUS(bg_filter_add(i % 2 ? left : right, key, (size_t)len), BG_OK);
   }
@@ -325,7 +271,7 @@ static void test_merge(void) {
   CHECK(bits_set(left) >= left_bits);
   long missing = 0;
   for (long i = 0; i < 4000; i++) {
-    int len = key_name(key, sizeof key, "merge-", i);
+    size_t len = key_name(key, sizeof key, "merge-", i);
     missing += bg_filter_contains(left, key, (size_t)len) != 1;
   }
   CHECK_EQ_U64(missing, 0);
@@ -440,7 +386,7 @@ static void test_sha1_encoding(void) {
   int all_found = 1;
   for (int i = 0; i < 100; i++) {
     char key[16];
-    int len = key_name(key, sizeof key, "pw", i);
+    size_t len = key_name(key, sizeof key, "pw", i);
     bg_sha1(key, (size_t)len, digest);
     all_found &= results[i] == 1 && bg_filter_contains_key(by_item, digest, 20) == 1;
   }
@@ -603,7 +549,7 @@ static void test_beyond_2_to_32_bits(void) {
   for (int i = 0; i < ORDINARY; i++) key_name(keys[i], sizeof keys[i], "big_", next++);
   while (high_found < HIGH && next < 10000000) {
     char key[24];
-    int len = key_name(key, sizeof key, "big_", next++);
+    size_t len = key_name(key, sizeof key, "big_", next++);
     uint64_t pos[BG_MAX_K];
     bg_positions(bg_hash(key, (size_t)len, 0x5eed), m, (uint32_t)k, pos);
     int above = 0;
