@@ -50,3 +50,18 @@ export function batches(items, size) {
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
+
+/**
+ * The same keys as packed-key batches of `size`: `{ bytes, offsets }` per batch,
+ * bytes a view into the packed buffer and offsets rebased to it.
+ */
+export function packedBatches({ bytes, offsets }, size) {
+  const out = [];
+  const count = offsets.length - 1;
+  for (let i = 0; i < count; i += size) {
+    const end = Math.min(count, i + size);
+    const first = offsets[i];
+    out.push({ bytes: bytes.subarray(first, offsets[end]), offsets: offsets.slice(i, end + 1).map((x) => x - first) });
+  }
+  return out;
+}

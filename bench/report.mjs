@@ -58,6 +58,8 @@ export function renderReport(r) {
         ['`mightContainMany(strings)`, non-member', fmtNs(v.bg.manyStrNonmember), '–', '–', '–'],
         ['`mightContainMany(Uint8Array[])` / `contains_many`, member', fmtNs(v.bg.manyU8Member), '–', '–', fmtNs(v.native?.contains_many_member_ns)],
         ['`mightContainMany(Uint8Array[])` / `contains_many`, non-member', fmtNs(v.bg.manyU8Nonmember), '–', '–', fmtNs(v.native?.contains_many_nonmember_ns)],
+        ['`mightContainMany({ bytes, offsets })` / `contains_many`, member', fmtNs(v.bg.manyPackedMember), '–', '–', fmtNs(v.native?.contains_many_member_ns)],
+        ['`mightContainMany({ bytes, offsets })` / `contains_many`, non-member', fmtNs(v.bg.manyPackedNonmember), '–', '–', fmtNs(v.native?.contains_many_nonmember_ns)],
       ],
     ),
   );
@@ -110,9 +112,11 @@ export function renderReport(r) {
           ['native `bg_filter_contains`', fmtNs(v.native?.contains_member_ns), fmtNs(v.native?.contains_nonmember_ns)],
           ['→ JavaScript side of a string query (API − raw)', fmtNs(minus(v.bg.member, d.rawMember)), fmtNs(minus(v.bg.nonmember, d.rawNonmember))],
           ['`mightContainMany(Uint8Array[])` through the API', fmtNs(v.bg.manyU8Member), fmtNs(v.bg.manyU8Nonmember)],
+          ['`mightContainMany({ bytes, offsets })` through the API', fmtNs(v.bg.manyPackedMember), fmtNs(v.bg.manyPackedNonmember)],
           ['raw wasm `bg_filter_contains_many`, batches of ' + c.batch, fmtNs(d.rawManyMember), fmtNs(d.rawManyNonmember)],
           ['native `bg_filter_contains_many`', fmtNs(v.native?.contains_many_member_ns), fmtNs(v.native?.contains_many_nonmember_ns)],
-          ['→ JavaScript side of a batch (API − raw)', fmtNs(minus(v.bg.manyU8Member, d.rawManyMember)), fmtNs(minus(v.bg.manyU8Nonmember, d.rawManyNonmember))],
+          ['→ JavaScript side of a `Uint8Array[]` batch (API − raw)', fmtNs(minus(v.bg.manyU8Member, d.rawManyMember)), fmtNs(minus(v.bg.manyU8Nonmember, d.rawManyNonmember))],
+          ['→ JavaScript side of a packed batch (API − raw)', fmtNs(minus(v.bg.manyPackedMember, d.rawManyMember)), fmtNs(minus(v.bg.manyPackedNonmember, d.rawManyNonmember))],
         ],
       ),
     );

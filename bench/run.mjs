@@ -17,7 +17,7 @@ import { BloomFilter as Bloomfilter } from 'bloomfilter';
 import bloomFiltersPackage from 'bloom-filters';
 
 import { BloomFilter, loadFilter } from '../js/index.js';
-import { keyAt, makeKeys, batches } from './keys.mjs';
+import { keyAt, makeKeys, batches, packedBatches } from './keys.mjs';
 import { runRounds, sink } from './timing.mjs';
 import { runNative } from './native.mjs';
 import { wasmScratch } from './wasm-memory.mjs';
@@ -120,6 +120,8 @@ async function main() {
   const probeBatches = batches(probes, batch);
   const memberByteBatches = batches(memberBytes.views, batch);
   const probeByteBatches = batches(probeBytes.views, batch);
+  const memberPackedBatches = packedBatches(memberBytes, batch);
+  const probePackedBatches = packedBatches(probeBytes, batch);
 
   // ---- the filters queried: each holds exactly the n members ----
   log('filling the query filters');
@@ -155,10 +157,11 @@ async function main() {
   }
   const manyStr = bg.mightContainMany(probes.slice(0, 5000));
   const manyU8 = bg.mightContainMany(probeBytes.views.slice(0, 5000));
+  const manyPacked = probePackedBatches.slice(0, 5).flatMap((group) => bg.mightContainMany(group));
   for (let i = 0; i < 5000; i++) {
     const single = bg.mightContain(probes[i]);
-    if (manyStr[i] !== single || manyU8[i] !== single || bg.mightContain(probeBytes.views[i]) !== single)
-      throw new Error(`bloomgate answers disagree for probe ${i}: single ${single}, many(str) ${manyStr[i]}, many(u8) ${manyU8[i]}`);
+    if (manyStr[i] !== single || manyU8[i] !== single || manyPacked[i] !== single || bg.mightContain(probeBytes.views[i]) !== single)
+      throw new Error(`bloomgate answers disagree for probe ${i}: single ${single}, many(str) ${manyStr[i]}, many(u8) ${manyU8[i]}, many(packed) ${manyPacked[i]}`);
   }
   if (bgFalseNeg) throw new Error(`bloomgate has ${bgFalseNeg} false negatives`);
   values.bf.jsonBytes = Buffer.byteLength(JSON.stringify(bf));
@@ -298,6 +301,8 @@ async function main() {
     manyQuery('bg.manyStrNonmember', probeBatches, n),
     manyQuery('bg.manyU8Member', memberByteBatches, n),
     manyQuery('bg.manyU8Nonmember', probeByteBatches, n),
+    manyQuery('bg.manyPackedMember', memberPackedBatches, n),
+    manyQuery('bg.manyPackedNonmember', probePackedBatches, n),
   );
   let raw = null; // the directly instantiated module of the diagnostics
   if (config.diagnose) cases.push(...(await diagnosticCases()));
@@ -532,6 +537,8 @@ function targetsFor(v, config, m) {
     target('insert `add(string)` vs bloomfilter', v.bg.add, v.bf.add, 0.75),
     target('`mightContainMany(Uint8Array[])` member vs native `contains_many`', v.bg.manyU8Member, nat?.contains_many_member_ns, 2),
     target('`mightContainMany(Uint8Array[])` non-member vs native `contains_many`', v.bg.manyU8Nonmember, nat?.contains_many_nonmember_ns, 2),
+    target('`mightContainMany({ bytes, offsets })` member vs native `contains_many`', v.bg.manyPackedMember, nat?.contains_many_member_ns, 2),
+    target('`mightContainMany({ bytes, offsets })` non-member vs native `contains_many`', v.bg.manyPackedNonmember, nat?.contains_many_nonmember_ns, 2),
     target('`mightContainMany(strings)` member vs single `mightContain`', v.bg.manyStrMember, v.bg.member, 1),
     target('`mightContainMany(strings)` non-member vs single `mightContain`', v.bg.manyStrNonmember, v.bg.nonmember, 1),
     target('file bytes vs m/8 + 1024', v.bg.fileBytes, Math.ceil(m / 8) + 1024, 1, `${v.bg.fileBytes} vs ${Math.ceil(m / 8) + 1024}`),

@@ -39,6 +39,8 @@ const SCRATCH_KEEP_MAX = 1 << 20;
 const BATCH_KEYS = 4096;
 const BATCH_UNITS = 48 * 1024;
 const ARENA_INITIAL = 64 * 1024;
+// Packed keys go to wasm in chunks of at most this many bytes (and BATCH_KEYS keys).
+const BATCH_PACKED_BYTES = 256 * 1024;
 // WasmBuffer.append copies and checksums large inputs in pieces of this size (L2-sized).
 const APPEND_PIECE = 256 * 1024;
 
@@ -555,14 +557,73 @@ function packChunk(items, start, end, what, indexBase) {
 }
 
 /**
- * Run op over items in chunks. `handle.ptr` is re-read before every chunk
- * because a generator feeding the batch may free the filter.
+ * Packed keys, `{ bytes, offsets }`: key i is bytes[offsets[i], offsets[i + 1]).
+ * Returns null for anything else (an iterable of items); throws, before any
+ * work, when a packed-keys object is malformed, so a batch never half-runs.
  */
-function runBatch(handle, items, what, onChunk) {
+function packedKeys(items, what) {
+  if (items === null || typeof items !== 'object' || typeof items[Symbol.iterator] === 'function' ||
+    !('bytes' in items || 'offsets' in items)) return null;
+  const { bytes, offsets } = items;
+  if (!isUint8Array(bytes)) throw new TypeError(`${what}.bytes must be a Uint8Array`);
+  if (!(offsets instanceof Uint32Array)) throw new TypeError(`${what}.offsets must be a Uint32Array`);
+  const count = offsets.length - 1;
+  if (count < 0) throw new RangeError(`${what}.offsets must hold one entry more than there are keys`);
+  for (let i = 0; i < count; i++) {
+    if (offsets[i + 1] < offsets[i]) throw new RangeError(`${what}.offsets[${i + 1}] is below ${what}.offsets[${i}]`);
+  }
+  if (offsets[count] > bytes.length) {
+    throw new RangeError(`${what}.offsets[${count}] (${offsets[count]}) is past the end of ${what}.bytes (${bytes.length} bytes)`);
+  }
+  return { bytes, offsets, count };
+}
+
+/**
+ * runBatch for packed keys: chunks of up to BATCH_KEYS keys and
+ * BATCH_PACKED_BYTES bytes (a longer key goes alone), each staged with one
+ * TypedArray.set for the bytes (one per key would cost more than the wasm
+ * side's hashing) and the offsets rebased to the chunk.
+ */
+function runPacked(handle, { bytes, offsets, count }, onChunk) {
+  let start = 0;
+  while (start < count) {
+    const first = offsets[start];
+    // The last key that still ends within the byte budget (offsets never decrease).
+    let lo = start + 1;
+    let hi = Math.min(count, start + BATCH_KEYS);
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (offsets[mid] - first <= BATCH_PACKED_BYTES) lo = mid;
+      else hi = mid - 1;
+    }
+    const end = lo;
+    const filter = handle.ptrOrThrow();
+    const size = offsets[end] - first;
+    arenaReserve(size);
+    HEAPU8.set(bytes.subarray(first, first + size), arena.items);
+    const heap32 = HEAPU32;
+    const at = arena.offsets >>> 2;
+    for (let i = start; i <= end; i++) heap32[at + i - start] = offsets[i] - first;
+    onChunk(filter, end - start, start);
+    start = end;
+  }
+  arenaShrink();
+}
+
+/**
+ * Run onChunk(filter, count, indexBase) over items in chunks, each already
+ * staged in the arena. `handle.ptr` is re-read before every chunk because a
+ * generator feeding the batch may free the filter.
+ */
+function runBatch(handle, items, what, onChunk, packed = packedKeys(items, what)) {
   joinedAsciiLikely = true;
+  if (packed !== null) {
+    runPacked(handle, packed, onChunk);
+    return;
+  }
   if (items === null || items === undefined || (typeof items !== 'object' && typeof items !== 'string') ||
     typeof items[Symbol.iterator] !== 'function') {
-    throw new TypeError(`${what} must be an iterable of strings or Uint8Arrays`);
+    throw new TypeError(`${what} must be an iterable of strings or Uint8Arrays, or packed keys { bytes, offsets }`);
   }
   if (typeof items === 'string') throw new TypeError(`${what} must be an iterable of items, not a single string`);
   if (Array.isArray(items)) {
@@ -578,55 +639,58 @@ function runBatch(handle, items, what, onChunk) {
         units += n;
         end++;
       }
-      onChunk(handle.ptrOrThrow(), items, start, end, start);
+      const filter = handle.ptrOrThrow();
+      onChunk(filter, packChunk(items, start, end, what, start), start);
       start = end;
     }
   } else {
     const chunk = [];
     let units = 0;
     let seen = 0;
+    const flush = () => {
+      const filter = handle.ptrOrThrow();
+      const indexBase = seen - chunk.length;
+      onChunk(filter, packChunk(chunk, 0, chunk.length, what, indexBase), indexBase);
+      chunk.length = 0;
+      units = 0;
+    };
     for (const item of items) {
       const n = item === null || item === undefined ? 0 : item.length | 0;
-      if (chunk.length === BATCH_KEYS || (chunk.length > 0 && units + n > BATCH_UNITS)) {
-        onChunk(handle.ptrOrThrow(), chunk, 0, chunk.length, seen - chunk.length);
-        chunk.length = 0;
-        units = 0;
-      }
+      if (chunk.length === BATCH_KEYS || (chunk.length > 0 && units + n > BATCH_UNITS)) flush();
       chunk.push(item);
       units += n;
       seen++;
     }
-    if (chunk.length > 0) onChunk(handle.ptrOrThrow(), chunk, 0, chunk.length, seen - chunk.length);
+    if (chunk.length > 0) flush();
   }
   arenaShrink();
 }
 
 /**
- * Insert every item of an iterable, one wasm call per chunk.
+ * Insert every item of an iterable (or packed keys), one wasm call per chunk.
  * @param {{ ptrOrThrow(): number }} handle
  */
 export function filterAddAll(handle, items) {
-  runBatch(handle, items, 'items', (filter, chunk, start, end, indexBase) => {
-    const count = packChunk(chunk, start, end, 'items', indexBase);
+  runBatch(handle, items, 'items', (filter, count) => {
     check(ex.bg_filter_add_many(filter, arena.items, arena.offsets, count));
   });
 }
 
 /**
- * Query every item of an iterable, one wasm call per chunk.
+ * Query every item of an iterable (or packed keys), one wasm call per chunk.
  * @param {{ ptrOrThrow(): number }} handle
  * @returns {boolean[]}
  */
 export function filterContainsMany(handle, items) {
-  // Sized up front for arrays (chunk i lands at out[indexBase + i]); grown for other iterables.
-  const out = Array.isArray(items) ? new Array(items.length) : [];
-  runBatch(handle, items, 'items', (filter, chunk, start, end, indexBase) => {
-    const count = packChunk(chunk, start, end, 'items', indexBase);
+  // Sized up front when the count is known (chunk i lands at out[indexBase + i]); grown in order otherwise.
+  const packed = packedKeys(items, 'items');
+  const out = packed !== null ? new Array(packed.count) : Array.isArray(items) ? new Array(items.length) : [];
+  runBatch(handle, items, 'items', (filter, count, indexBase) => {
     check(ex.bg_filter_contains_many(filter, arena.items, arena.offsets, count, arena.results));
     const heap = HEAPU8;
     const results = arena.results;
     for (let i = 0; i < count; i++) out[indexBase + i] = heap[results + i] !== 0;
-  });
+  }, packed);
   return out;
 }
 

@@ -255,6 +255,84 @@ describe('batches answer exactly like single calls', () => {
     }
   });
 
+  // Packs byte keys back to back, starting `lead` bytes into the buffer.
+  function pack(byteKeys, lead = 0) {
+    const offsets = new Uint32Array(byteKeys.length + 1);
+    let total = lead;
+    offsets[0] = lead;
+    byteKeys.forEach((key, i) => { total += key.length; offsets[i + 1] = total; });
+    const bytes = new Uint8Array(total + 5).fill(0xee); // bytes outside the keys must not matter
+    byteKeys.forEach((key, i) => bytes.set(key, offsets[i]));
+    return { bytes, offsets };
+  }
+
+  test('packed keys { bytes, offsets } answer as the same keys one by one, across chunk boundaries', async () => {
+    for (const keyEncoding of ['utf8', 'sha1']) {
+      const filter = await BloomFilter.create({ capacity: 3000, errorRate: 0.05, keyEncoding });
+      try {
+        // 10,000 keys: empty ones, and sizes up to 1,200 bytes so chunks split on bytes as well as on count.
+        const byteKeys = mixedItems(10_000).map((item) => (typeof item === 'string' ? utf8.encode(item) : item));
+        for (let i = 0; i < 40; i++) byteKeys.splice(i * 250, 0, new Uint8Array(300_000 + i).fill(i)); // past one chunk's byte budget
+        for (let i = 0; i < byteKeys.length; i += 3) filter.add(byteKeys[i]);
+        const single = byteKeys.map((key) => filter.mightContain(key));
+        assert.ok(single.includes(false) && single.includes(true));
+        assert.deepEqual(filter.mightContainMany(pack(byteKeys)), single, keyEncoding);
+        assert.deepEqual(filter.mightContainMany(pack(byteKeys, 7)), single, `${keyEncoding}, keys not at offset 0`);
+        assert.deepEqual(filter.mightContainMany({ bytes: new Uint8Array(0), offsets: new Uint32Array(1) }), []);
+        assert.deepEqual(filter.mightContainMany({ bytes: new Uint8Array(3), offsets: Uint32Array.of(1, 1) }), [filter.mightContain('')]);
+      } finally {
+        filter.free();
+      }
+    }
+  });
+
+  test('addAll of packed keys builds the same filter as add, byte for byte', async () => {
+    const byteKeys = mixedItems(9000).map((item) => (typeof item === 'string' ? utf8.encode(item) : item));
+    const one = await BloomFilter.create({ capacity: 10_000, errorRate: 0.01 });
+    const all = await BloomFilter.create({ capacity: 10_000, errorRate: 0.01 });
+    try {
+      for (const key of byteKeys) one.add(key);
+      all.addAll(pack(byteKeys, 3));
+      assert.equal(all.stats().n, byteKeys.length);
+      assert.deepEqual(all.serialize(), one.serialize());
+    } finally {
+      one.free();
+      all.free();
+    }
+  });
+
+  test('malformed packed keys are rejected before any key is added', async () => {
+    const filter = await BloomFilter.create({ capacity: 100, errorRate: 0.01 });
+    try {
+      const before = filter.serialize();
+      const bytes = utf8.encode('abcdef');
+      const cases = [
+        [{ bytes: 'abcdef', offsets: Uint32Array.of(0, 6) }, TypeError, /items\.bytes must be a Uint8Array/],
+        [{ bytes, offsets: [0, 3, 6] }, TypeError, /items\.offsets must be a Uint32Array/],
+        [{ bytes }, TypeError, /items\.offsets must be a Uint32Array/],
+        [{ offsets: Uint32Array.of(0) }, TypeError, /items\.bytes must be a Uint8Array/],
+        [{ bytes, offsets: new Uint32Array(0) }, RangeError, /one entry more than there are keys/],
+        [{ bytes, offsets: Uint32Array.of(0, 4, 3, 6) }, RangeError, /items\.offsets\[2\] is below items\.offsets\[1\]/],
+        [{ bytes, offsets: Uint32Array.of(0, 3, 7) }, RangeError, /items\.offsets\[2\] \(7\) is past the end of items\.bytes \(6 bytes\)/],
+      ];
+      for (const [packed, type, message] of cases) {
+        assert.throws(() => filter.addAll(packed), (error) => error instanceof type && message.test(error.message));
+        assert.throws(() => filter.mightContainMany(packed), (error) => error instanceof type && message.test(error.message));
+      }
+      // A decreasing offset late in a batch larger than one chunk: still nothing added.
+      const offsets = new Uint32Array(10_001);
+      for (let i = 0; i <= 10_000; i++) offsets[i] = i;
+      offsets[9_999] = 5;
+      assert.throws(() => filter.addAll({ bytes: new Uint8Array(10_000), offsets }), RangeError);
+      assert.equal(filter.stats().n, 0);
+      assert.deepEqual(filter.serialize(), before);
+      // An object that is neither iterable nor packed keys.
+      assert.throws(() => filter.mightContainMany({ keys: [] }), /iterable of strings or Uint8Arrays, or packed keys/);
+    } finally {
+      filter.free();
+    }
+  });
+
   test('a batch item of the wrong type is a TypeError naming its index', async () => {
     const filter = await BloomFilter.create({ capacity: 100, errorRate: 0.01 });
     try {
