@@ -1,6 +1,7 @@
 // `bloomgate export-ranges`: an exact store as static files any CDN or object
 // store can serve — the scale path of the public breached-password service.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StoreReader, rangeReply } from '../store.js';
 import { parseCommandArgs } from './args.js';
@@ -56,8 +57,10 @@ async function exportPasswordRanges(store, dir, pad) {
       inRange.push({ hash: next.value.hash.slice(), count: next.value.count });
       next = await records.next();
     }
-    // A static file cannot pad per request, so padded exports pad once.
-    await writeFile(join(dir, name), rangeReply(inRange, pad));
+    // A static file cannot pad per request, so padded exports pad once. Written
+    // synchronously: a million small files, and an awaited writeFile costs a thread-pool
+    // round trip each (measured: 155 µs a file against 28 µs; 64 in flight did not help).
+    writeFileSync(join(dir, name), rangeReply(inRange, pad));
   }
   return PREFIXES;
 }
@@ -68,9 +71,9 @@ async function exportUrlHashes(store, dir) {
   let files = 0;
   let current = null;
   let lines = [];
-  const flush = async () => {
+  const flush = () => {
     if (current !== null) {
-      await writeFile(join(dir, current), `${lines.join('\n')}\n`);
+      writeFileSync(join(dir, current), `${lines.join('\n')}\n`);
       files++;
     }
   };
@@ -78,12 +81,12 @@ async function exportUrlHashes(store, dir) {
     const full = hex(hash).toLowerCase();
     const prefix = full.slice(0, 8);
     if (prefix !== current) {
-      await flush();
+      flush();
       current = prefix;
       lines = [];
     }
     lines.push(full);
   }
-  await flush();
+  flush();
   return files;
 }
