@@ -558,8 +558,8 @@ function packChunk(items, start, end, what, indexBase) {
 
 /**
  * Packed keys, `{ bytes, offsets }`: key i is bytes[offsets[i], offsets[i + 1]).
- * Returns null for anything else (an iterable of items); throws, before any
- * work, when a packed-keys object is malformed, so a batch never half-runs.
+ * Returns null for anything else (an iterable of items). A malformed packed-keys
+ * object throws here, before any chunk runs, so addAll of one adds nothing.
  */
 function packedKeys(items, what) {
   if (items === null || typeof items !== 'object' || typeof items[Symbol.iterator] === 'function' ||
