@@ -13,7 +13,9 @@ export type Item = string | Uint8Array;
  * Many byte keys in one buffer: key i is `bytes[offsets[i], offsets[i + 1])`,
  * so `offsets` holds one entry more than there are keys and never decreases.
  * Batches of packed keys cross into wasm with one copy per chunk instead of
- * one per key (the fastest way to query keys read from a file).
+ * one per key: the fastest batch, e.g. for 20-byte SHA-1 digests stored back
+ * to back (offsets[i] = 20 * i). Keys must be adjacent: lines of a text file
+ * need their separators packed away first.
  */
 export interface PackedKeys {
   bytes: Uint8Array;
