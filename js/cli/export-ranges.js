@@ -5,7 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StoreReader, rangeReply } from '../store.js';
 import { parseCommandArgs } from './args.js';
-import { cannotOpen, EXIT, usageError } from './errors.js';
+import { cannotCreate, cannotOpen, EXIT, usageError } from './errors.js';
 import { COMMAND_HELP } from './help.js';
 import { formatCount } from './progress.js';
 
@@ -41,13 +41,31 @@ export async function run(argv) {
   }
 }
 
+/** mkdir -p, failing as an output that cannot be written (exit 73). */
+async function makeDir(dir) {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (error) {
+    throw cannotCreate(dir, error);
+  }
+}
+
+/** Write one output file, failing as one that cannot be written (exit 73). */
+function writeOutput(path, data) {
+  try {
+    writeFileSync(path, data);
+  } catch (error) {
+    throw cannotCreate(path, error);
+  }
+}
+
 function hex(bytes) {
   return Buffer.from(bytes).toString('hex').toUpperCase();
 }
 
 /** All 2^20 range files, so a static host answers every prefix as the public service does. */
 async function exportPasswordRanges(store, dir, pad) {
-  await mkdir(dir, { recursive: true });
+  await makeDir(dir);
   const records = store.records();
   let next = await records.next();
   for (let prefix = 0; prefix < PREFIXES; prefix++) {
@@ -60,20 +78,20 @@ async function exportPasswordRanges(store, dir, pad) {
     // A static file cannot pad per request, so padded exports pad once. Written
     // synchronously: a million small files, and an awaited writeFile costs a thread-pool
     // round trip each (measured: 155 µs a file against 28 µs; 64 in flight did not help).
-    writeFileSync(join(dir, name), rangeReply(inRange, pad));
+    writeOutput(join(dir, name), rangeReply(inRange, pad));
   }
   return PREFIXES;
 }
 
 /** One file per 4-byte prefix that has hashes; clients read a missing file (404) as none. */
 async function exportUrlHashes(store, dir) {
-  await mkdir(dir, { recursive: true });
+  await makeDir(dir);
   let files = 0;
   let current = null;
   let lines = [];
   const flush = () => {
     if (current !== null) {
-      writeFileSync(join(dir, current), `${lines.join('\n')}\n`);
+      writeOutput(join(dir, current), `${lines.join('\n')}\n`);
       files++;
     }
   };

@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -541,6 +541,17 @@ test('build --format urls --store: URLs and expressions in, filter + exact store
   const exported = run(['export-ranges', 'u.bgs', '-o', 'static']);
   assert.equal(exported.status, 0, exported.stderr);
   assert.equal(readFileSync(join(dir, 'static', 'hashes', evil.toString('hex').slice(0, 8)), 'utf8'), `${evil.toString('hex')}\n`);
+
+  // Outputs that cannot be written: exit 73 with the path, never an internal error.
+  file('not-a-dir', 'x');
+  const noDir = run(['export-ranges', 'u.bgs', '-o', 'not-a-dir']);
+  assert.equal(noDir.status, 73, noDir.stderr);
+  assertErrorLine(noDir.stderr, 'ENOTDIR', /^bloomgate: cannot write '.*not-a-dir.hashes'/);
+  const blocked = join(dir, 'static3', 'hashes', evil.toString('hex').slice(0, 8));
+  mkdirSync(blocked, { recursive: true }); // a directory where an output file must go
+  const noFile = run(['export-ranges', 'u.bgs', '-o', 'static3']);
+  assert.equal(noFile.status, 73, noFile.stderr);
+  assertErrorLine(noFile.stderr, 'EISDIR', /^bloomgate: cannot write '.*static3.hashes.[0-9a-f]{8}'/);
 });
 
 test('build --format hibp --store, export-ranges writes every 5-hex range', async () => {
