@@ -270,9 +270,10 @@ describe('batches answer exactly like single calls', () => {
     for (const keyEncoding of ['utf8', 'sha1']) {
       const filter = await BloomFilter.create({ capacity: 3000, errorRate: 0.05, keyEncoding });
       try {
-        // 10,000 keys: empty ones, and sizes up to 1,200 bytes so chunks split on bytes as well as on count.
+        // 10,000 short mixed keys (empty ones among them) split chunks on count; 40 keys of
+        // 300 KB, past one chunk's 256 KiB byte budget, split them on bytes.
         const byteKeys = mixedItems(10_000).map((item) => (typeof item === 'string' ? utf8.encode(item) : item));
-        for (let i = 0; i < 40; i++) byteKeys.splice(i * 250, 0, new Uint8Array(300_000 + i).fill(i)); // past one chunk's byte budget
+        for (let i = 0; i < 40; i++) byteKeys.splice(i * 250, 0, new Uint8Array(300_000 + i).fill(i));
         for (let i = 0; i < byteKeys.length; i += 3) filter.add(byteKeys[i]);
         const single = byteKeys.map((key) => filter.mightContain(key));
         assert.ok(single.includes(false) && single.includes(true));
