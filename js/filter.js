@@ -339,12 +339,39 @@ export class BloomFilter {
     return this.#identify().keyEncoding;
   }
 
+  /** The list this filter was built from: 32 hex digits, all zero when unnamed. */
+  get listId() {
+    return this.#identify().listId;
+  }
+
+  /** The list's generation (the publisher increases it with each rebuild). */
+  get generation() {
+    return this.#identify().generation;
+  }
+
+  /**
+   * The list's threshold: the filter holds the items seen at least this many
+   * times (metadata `minCount`, written by `bloomgate build --min-count`);
+   * 1 when the list is whole. A "no" from a subset filter means "seen fewer
+   * than minCount times", not "never seen".
+   */
+  get minCount() {
+    const metadata = this.metadata;
+    const value = metadata !== null && typeof metadata === 'object' ? metadata.minCount : undefined;
+    return Number.isSafeInteger(value) && value > 1 ? value : 1;
+  }
+
   // Read without stats(): that seals a static kind, and a fuse filter still
   // collecting keys must stay open to add() after its kind is asked.
   #identify() {
     if (this.#identity === null) {
       const info = wasm.filterInfo(this.#handle.ptrOrThrow());
-      this.#identity = { kind: kindName(info.kind), keyEncoding: keyEncodingName(info.keyEncoding) };
+      this.#identity = {
+        kind: kindName(info.kind),
+        keyEncoding: keyEncodingName(info.keyEncoding),
+        listId: hex(info.listId),
+        generation: info.generation,
+      };
     }
     return this.#identity;
   }

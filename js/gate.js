@@ -11,6 +11,7 @@
  * the filter's own fill predicts.
  */
 import { BloomgateError } from './errors.js';
+import { MAX_TIMEOUT_MS } from './http.js';
 
 const ON_ERROR = new Set(['throw', 'listed', 'clean']);
 
@@ -75,7 +76,10 @@ function validateOptions(options) {
   if (typeof onError !== 'function' && !ON_ERROR.has(onError)) {
     throw new TypeError(`createGate: onError must be 'throw', 'listed', 'clean' or a function, got ${String(onError)}`);
   }
-  if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new RangeError('createGate: timeoutMs must be a positive number');
+  // setTimeout fires at once for 2^31 ms or more: such a "timeout" would fail every escalation.
+  if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > MAX_TIMEOUT_MS) {
+    throw new RangeError(`createGate: timeoutMs must be a number in (0, ${MAX_TIMEOUT_MS}], got ${String(timeoutMs)}`);
+  }
   const cache = options.cache ?? {};
   const maxEntries = cache.maxEntries ?? 1000;
   const ttlMs = cache.ttlMs ?? 10 * 60 * 1000;
@@ -138,8 +142,8 @@ export function createGate(options) {
     }
   }
 
+  // Called once per waiting caller; `errors` is counted once per failed escalation, in escalate().
   function decideOnError(error, item) {
-    counts.errors++;
     if (onError === 'throw') {
       if (error instanceof BloomgateError && error.code === 'E_ESCALATION') throw error;
       throw new BloomgateError('E_ESCALATION', `escalation failed: ${error?.message ?? String(error)}`, { cause: error });
@@ -167,6 +171,9 @@ export function createGate(options) {
       cache.set(key, listed, ttlMs);
       assessStaleness();
       return { listed, escalated: true, falsePositive: !listed };
+    } catch (error) {
+      counts.errors++;
+      throw error;
     } finally {
       clearTimeout(timer);
     }

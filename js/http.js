@@ -1,58 +1,139 @@
 /**
- * http.js — one careful GET for escalations: a timeout that aborts through an
- * AbortSignal, the caller's signal honoured, status and content type checked,
- * and a size limit enforced while the body streams, so an oversized or
- * malformed reply is rejected before it is parsed into a wrong answer.
+ * http.js — one careful GET for escalations.
+ *
+ * Every escalation request is private by construction: no cookies or HTTP
+ * credentials (`credentials: 'omit'`), no Referer (`referrerPolicy:
+ * 'no-referrer'`: the page URL may hold an e-mail address), no redirects
+ * followed (`redirect: 'manual'`: a redirect is an error, so a prefix never
+ * reaches an origin the caller did not name) and no HTTP cache
+ * (`cache: 'no-store'`: the cache would keep a record of the prefixes a user
+ * checked, and could answer from an older list). It sends no header but the
+ * ones the caller passes, so without `Add-Padding` it is a CORS "simple"
+ * request that needs no preflight.
+ *
+ * A timeout aborts through an AbortSignal whether the head or the body
+ * stalls (E_TIMEOUT either way); the caller's signal is honoured; the body is
+ * size-limited while it streams; `Retry-After` on 429/503 is honoured per
+ * endpoint. The reply is judged by its body, never by its content type:
+ * ordinary static hosts serve extension-less files as
+ * application/octet-stream.
  */
 import { BloomgateError } from './errors.js';
 
+/** The fetch options of every escalation request (documented in the README). */
+export const PRIVATE_REQUEST = Object.freeze({
+  method: 'GET',
+  credentials: 'omit',
+  referrerPolicy: 'no-referrer',
+  redirect: 'manual',
+  cache: 'no-store',
+});
+
+/** setTimeout fires at once for delays of 2^31 ms or more, so they are refused. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** Longest Retry-After honoured; a longer one is clamped (an endpoint cannot lock a client out for good). */
+const MAX_RETRY_AFTER_MS = 24 * 60 * 60 * 1000;
+
+/** endpoint base URL -> time (ms since epoch) before which it is not asked again. */
+const retryNotBefore = new Map();
+
+/** Validate a timeout as the request options do; throws RangeError. */
+export function checkTimeout(timeoutMs, where) {
+  if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > MAX_TIMEOUT_MS) {
+    throw new RangeError(`${where}: timeoutMs must be a number in (0, ${MAX_TIMEOUT_MS}], got ${String(timeoutMs)}`);
+  }
+  return timeoutMs;
+}
+
 /**
+ * Retry-After is either delta-seconds or an HTTP-date (RFC 9110 §10.2.3).
+ * @returns {number | null} milliseconds to wait
+ */
+export function parseRetryAfter(value, now = Date.now()) {
+  if (value === null || value === undefined) return null;
+  const text = String(value).trim();
+  if (/^\d+$/.test(text)) return Math.min(Number(text) * 1000, MAX_RETRY_AFTER_MS);
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return null;
+  return Math.min(Math.max(0, at - now), MAX_RETRY_AFTER_MS);
+}
+
+/**
+ * GET `url` privately and read it whole, or fail.
  * @param {string} url
  * @param {{ fetch: typeof fetch, signal?: AbortSignal, timeoutMs: number, limit: number,
- *           headers?: Record<string, string>, notFoundIsEmpty?: boolean, what: string }} options
- * @returns {Promise<string>} the body as text
+ *           headers?: Record<string, string>, what: string, endpoint: string,
+ *           passStatuses?: Set<number> }} options
+ *   `endpoint` keys the Retry-After back-off; a status in `passStatuses` is
+ *   returned to the caller (who decides what it means) with an empty text
+ *   instead of thrown.
+ * @returns {Promise<{ status: number, text: string }>}
  */
-export async function fetchLimitedText(url, options) {
-  const { fetch: fetchImpl, signal, timeoutMs, limit, what } = options;
+export async function privateGet(url, options) {
+  const { fetch: fetchImpl, signal, timeoutMs, limit, what, endpoint } = options;
   if (typeof fetchImpl !== 'function') throw new TypeError(`no fetch available for the ${what} request; pass options.fetch`);
+  checkTimeout(timeoutMs, `${what} request`);
+  const waitUntil = retryNotBefore.get(endpoint);
+  if (waitUntil !== undefined) {
+    if (Date.now() < waitUntil) {
+      throw new BloomgateError('E_ESCALATION',
+        `${what} endpoint asked clients to wait (Retry-After) until ${new Date(waitUntil).toISOString()}; not asking before then`);
+    }
+    retryNotBefore.delete(endpoint);
+  }
+  if (signal?.aborted) throw signal.reason;
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new BloomgateError('E_TIMEOUT', `${what} request timed out after ${timeoutMs} ms`)), timeoutMs);
+  const timeout = new BloomgateError('E_TIMEOUT', `${what} request to ${url} timed out after ${timeoutMs} ms`);
+  const timer = setTimeout(() => controller.abort(timeout), timeoutMs);
   const onAbort = () => controller.abort(signal.reason);
   signal?.addEventListener('abort', onAbort, { once: true });
-  if (signal?.aborted) onAbort();
   try {
     let response;
     try {
-      response = await fetchImpl(url, { headers: options.headers ?? {}, signal: controller.signal });
+      response = await fetchImpl(url, { ...PRIVATE_REQUEST, headers: options.headers ?? {}, signal: controller.signal });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      const reason = controller.signal.aborted ? controller.signal.reason : error;
-      throw new BloomgateError('E_ESCALATION', `${what} request failed: ${reason?.message ?? reason}`, { cause: reason });
+      if (controller.signal.aborted) throw timeout; // a stalled head times out like a stalled body
+      throw new BloomgateError('E_ESCALATION', `${what} request to ${url} failed: ${error?.message ?? error}`, { cause: error });
     }
-    if (response.status === 404 && options.notFoundIsEmpty) {
-      response.body?.cancel().catch(() => {});
-      return '';
+    if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
+      discard(response);
+      const to = response.headers.get('location');
+      throw new BloomgateError('E_ESCALATION',
+        `${what} endpoint ${url} answered with a redirect${to ? ` to ${to}` : ''}; escalations follow no redirects (point the URL at the final location)`);
     }
-    if (!response.ok) {
-      response.body?.cancel().catch(() => {});
-      throw new BloomgateError('E_ESCALATION', `${what} server answered HTTP ${response.status}`);
+    if (response.status === 429 || response.status === 503) {
+      const waitMs = parseRetryAfter(response.headers.get('retry-after'));
+      if (waitMs !== null && waitMs > 0) retryNotBefore.set(endpoint, Date.now() + waitMs);
+      discard(response);
+      throw new BloomgateError('E_ESCALATION',
+        `${what} endpoint answered HTTP ${response.status}${waitMs ? `, retry after ${Math.ceil(waitMs / 1000)} s` : ''}`);
     }
-    const type = response.headers.get('content-type');
-    if (type && !/^text\/plain\b/i.test(type)) {
-      response.body?.cancel().catch(() => {});
-      throw new BloomgateError('E_ESCALATION', `${what} server answered content type '${type}', expected text/plain`);
+    if (options.passStatuses?.has(response.status)) {
+      discard(response);
+      return { status: response.status, text: '' };
     }
-    return await readLimited(response, limit, signal, controller.signal, what);
+    if (response.status !== 200) {
+      discard(response);
+      throw new BloomgateError('E_ESCALATION', `${what} endpoint ${url} answered HTTP ${response.status}`);
+    }
+    const text = await readLimited(response, limit, signal, controller.signal, timeout, what);
+    return { status: 200, text };
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
   }
 }
 
-async function readLimited(response, limit, signal, timeoutSignal, what) {
+function discard(response) {
+  response.body?.cancel().catch(() => {});
+}
+
+async function readLimited(response, limit, signal, timeoutSignal, timeout, what) {
   const declared = Number(response.headers.get('content-length'));
   if (declared > limit) {
-    response.body?.cancel().catch(() => {});
+    discard(response);
     throw new BloomgateError('E_ESCALATION', `${what} reply of ${declared} bytes exceeds the ${limit}-byte limit`);
   }
   if (!response.body) return '';
@@ -70,9 +151,9 @@ async function readLimited(response, limit, signal, timeoutSignal, what) {
   } catch (error) {
     reader.cancel().catch(() => {});
     if (signal?.aborted) throw signal.reason;
+    if (timeoutSignal.aborted) throw timeout;
     if (error instanceof BloomgateError) throw error;
-    const reason = timeoutSignal.aborted ? timeoutSignal.reason : error;
-    throw new BloomgateError('E_ESCALATION', `${what} reply could not be read: ${reason?.message ?? reason}`, { cause: reason });
+    throw new BloomgateError('E_ESCALATION', `${what} reply could not be read: ${error?.message ?? error}`, { cause: error });
   }
   const bytes = new Uint8Array(total);
   let at = 0;

@@ -4,13 +4,15 @@
  * The local filter holds SHA-1 digests of breached passwords (key encoding
  * `sha1`). "Definitely not" ends the check with no network. "Maybe" asks a
  * server speaking the public range protocol of Have I Been Pwned:
- *   GET {rangeUrl}/{first 5 hex of SHA-1, uppercase}   with  Add-Padding: true
+ *   GET {rangeUrl}/{first 5 hex of SHA-1, uppercase}   (Add-Padding: true when chosen)
  * which answers every known suffix for that prefix as `SUFFIX35HEX:COUNT`
  * lines (CRLF). Padding rows have count 0 and are ignored. The suffix is
- * compared here, so only the 5-hex prefix ever leaves the client.
+ * compared here, so only the 5-hex prefix ever leaves the client. Which
+ * replies may say "not breached" is decided in endpoint.js.
  */
 import { BloomgateError } from './errors.js';
-import { fetchLimitedText } from './http.js';
+import { checkManifestFor, endpointUrl, listOf, manifestOf, PADDED_MIN_ROWS } from './endpoint.js';
+import { checkTimeout, privateGet } from './http.js';
 import * as wasm from './wasm.js';
 
 /** A range reply is ~800-1,000 padded lines of 40 bytes; anything far larger is not one. */
@@ -47,55 +49,108 @@ function keyEncodingOf(filter) {
   return typeof filter.keyEncoding === 'string' ? filter.keyEncoding : filter.stats().keyEncoding;
 }
 
+const PADDING_CHOICES = new Set([true, false, 'auto']);
+
 /**
  * @param {string} password
  * @param {{ filter?: import('./filter.js').BloomFilter, rangeUrl?: string | URL,
- *           fetch?: typeof fetch, signal?: AbortSignal, timeoutMs?: number }} options
- * @returns {Promise<{ breached: boolean, count: number | null, escalated: boolean, confirmed: boolean }>}
- *   `confirmed: false` means the filter said "maybe" and no server was asked:
- *   the password may be breached (count unknown).
+ *           fetch?: typeof fetch, signal?: AbortSignal, timeoutMs?: number,
+ *           addPadding?: boolean | 'auto', minCount?: number }} options
+ * @returns {Promise<{ breached: boolean, count: number | null, escalated: boolean, confirmed: boolean, minCount: number }>}
+ *   `breached` means "seen at least `minCount` times" (the filter's threshold,
+ *   1 for a whole list), whether the filter or the server answered.
+ *   `confirmed: false` means the filter said "maybe" and no server was asked.
+ *   `count` is null when unknown: unconfirmed, or a subset filter's local "no"
+ *   (seen fewer than minCount times, maybe never).
  */
 export async function checkPassword(password, options = {}) {
   if (typeof password !== 'string') throw new TypeError('checkPassword(password, options): password must be a string');
   if (options === null || typeof options !== 'object') throw new TypeError('checkPassword: options must be an object');
-  const { filter, rangeUrl, signal, timeoutMs = 10000 } = options;
+  const { filter, rangeUrl, signal, timeoutMs = 10000, addPadding = 'auto' } = options;
   if (!filter && rangeUrl === undefined) throw new TypeError('checkPassword needs a filter, a rangeUrl, or both');
   if (filter && keyEncodingOf(filter) !== 'sha1') {
     throw new BloomgateError('E_KEY_ENCODING', `password filters use key encoding 'sha1'; this filter uses '${keyEncodingOf(filter)}'`);
   }
+  if (!PADDING_CHOICES.has(addPadding)) throw new TypeError(`checkPassword: addPadding must be true, false or 'auto', got ${String(addPadding)}`);
+  checkTimeout(timeoutMs, 'checkPassword');
+  const minCount = thresholdOf(filter, options.minCount);
   await wasm.ready();
   const digest = digestOf(password);
   if (filter && !filter.mightContainKey(digest)) {
     // No false negatives: absent from the filter is a definite answer for the list it was built from.
-    return { breached: false, count: 0, escalated: false, confirmed: true };
+    return { breached: false, count: minCount > 1 ? null : 0, escalated: false, confirmed: true, minCount };
   }
-  if (rangeUrl === undefined) return { breached: true, count: null, escalated: false, confirmed: false };
+  if (rangeUrl === undefined) return { breached: true, count: null, escalated: false, confirmed: false, minCount };
   const hex = toHex(digest);
-  const suffixes = await fetchRange(rangeUrl, hex.slice(0, 5), options.fetch ?? globalThis.fetch, signal, timeoutMs);
+  const request = { fetch: options.fetch ?? globalThis.fetch, signal, timeoutMs, endpoint: String(rangeUrl) };
+  const manifest = await manifestOf(rangeUrl, 'range', request);
+  if (manifest) checkManifestFor(manifest, listOf(filter, true));
+  const padded = addPadding === 'auto' ? (manifest ? manifest.padding === 'request' : true) : addPadding;
+  const { suffixes, rows } = await fetchRangeRows(rangeUrl, hex.slice(0, 5), request, padded);
   const count = suffixes.get(hex.slice(5)) ?? 0;
-  return { breached: count > 0, count, escalated: true, confirmed: true };
+  // A listed suffix is believed from anyone; any other answer only from a proven endpoint.
+  if (count < minCount) requireTrust(manifest, padded, rows, rangeUrl);
+  return { breached: count >= minCount, count, escalated: true, confirmed: true, minCount };
 }
 
-function rangeRequestUrl(rangeUrl, prefix) {
-  const base = String(rangeUrl);
-  return `${base.endsWith('/') ? base.slice(0, -1) : base}/${prefix}`;
+/** The threshold a check decides with: the filter's, or a stricter one the caller asks for. */
+function thresholdOf(filter, requested) {
+  const own = filter ? filter.minCount ?? 1 : 1;
+  if (requested === undefined) return own;
+  if (!Number.isSafeInteger(requested) || requested < 1) throw new RangeError(`checkPassword: minCount must be a positive integer, got ${String(requested)}`);
+  if (requested < own) {
+    throw new RangeError(`checkPassword: minCount ${requested} is below the filter's ${own}: its "no" says nothing about hashes seen fewer than ${own} times`);
+  }
+  return requested;
+}
+
+/** Is this reply's "not breached" believable? Throws E_ESCALATION when not (see endpoint.js). */
+function requireTrust(manifest, padded, rows, rangeUrl) {
+  if (manifest) {
+    const padsAlways = manifest.padding === 'static' || (manifest.padding === 'request' && padded);
+    if (padsAlways && rows === 0) {
+      throw new BloomgateError('E_ESCALATION', `range endpoint ${rangeUrl} pads its replies but sent an empty one: not trusted as "not breached"`);
+    }
+    return;
+  }
+  if (!padded) {
+    throw new BloomgateError('E_ESCALATION',
+      `range endpoint ${rangeUrl} has no bloomgate manifest and padding was not asked for, so its "not breached" cannot be trusted ` +
+      "(serve it with 'bloomgate serve' or 'bloomgate export-ranges', or let addPadding default to 'auto')");
+  }
+  if (rows < PADDED_MIN_ROWS) {
+    throw new BloomgateError('E_ESCALATION',
+      `range endpoint ${rangeUrl} has no bloomgate manifest and answered a padded request with ${rows} rows ` +
+      `(the public service sends at least ${PADDED_MIN_ROWS}): not trusted as "not breached"`);
+  }
 }
 
 /** GET one range and parse it completely, or fail: never a half-parsed answer. */
-export async function fetchRange(rangeUrl, prefix, fetchImpl, signal, timeoutMs = 10000) {
-  const text = await fetchLimitedText(rangeRequestUrl(rangeUrl, prefix), {
-    fetch: fetchImpl,
-    signal,
-    timeoutMs,
+async function fetchRangeRows(rangeUrl, prefix, request, padded) {
+  const { text } = await privateGet(endpointUrl(rangeUrl, prefix), {
+    ...request,
     limit: MAX_RANGE_REPLY_BYTES,
-    headers: { 'Add-Padding': 'true' },
+    headers: padded ? { 'Add-Padding': 'true' } : {},
     what: 'range',
   });
-  return parseRange(text);
+  return parseRangeRows(text);
+}
+
+/**
+ * GET one range (padded) and parse it: suffix -> count. Trust is the caller's
+ * business (checkPassword decides it with the endpoint's manifest).
+ */
+export async function fetchRange(rangeUrl, prefix, fetchImpl, signal, timeoutMs = 10000) {
+  const request = { fetch: fetchImpl, signal, timeoutMs, endpoint: String(rangeUrl) };
+  return (await fetchRangeRows(rangeUrl, prefix, request, true)).suffixes;
 }
 
 /** `SUFFIX:COUNT` lines, CRLF or LF; count-0 rows are padding. Any other line rejects the reply. */
 export function parseRange(text) {
+  return parseRangeRows(text).suffixes;
+}
+
+function parseRangeRows(text) {
   const suffixes = new Map();
   const lines = text.split(/\r?\n/);
   if (lines.length && lines[lines.length - 1] === '') lines.pop();
@@ -105,5 +160,5 @@ export function parseRange(text) {
     const count = Number(match[2]);
     if (count > 0) suffixes.set(match[1].toUpperCase(), count);
   }
-  return suffixes;
+  return { suffixes, rows: lines.length };
 }

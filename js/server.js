@@ -6,6 +6,9 @@
  *   GET /range/{5 hex}        breached-password range protocol: SUFFIX:COUNT lines, CRLF;
  *                             `Add-Padding: true` adds count-0 rows
  *   GET /hashes/{8 hex}       full SHA-256 hashes (64 hex, one per line) with that 4-byte prefix
+ *   GET /range/manifest.json, /hashes/manifest.json
+ *                             what the endpoint holds (list id, generation, records, threshold):
+ *                             clients believe a "not listed" only from an endpoint that shows it
  *   GET /{path}               static files under `staticDir` (the demo pages), if given
  *
  * It binds 127.0.0.1 unless told otherwise, answers malformed prefixes with
@@ -17,6 +20,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { basename, extname, join, resolve, sep } from 'node:path';
 
+import { storeManifest } from './endpoint.js';
 import { BloomFilter } from './filter.js';
 import { StoreReader, parseHexPrefix, rangeReply } from './store.js';
 
@@ -64,8 +68,11 @@ function etagMatches(header, etag) {
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
+/** On every reply: browsers must not sniff a type (a range body must never run as a script). */
+const ALWAYS = { 'x-content-type-options': 'nosniff' };
+
 function send(res, status, headers, body = '') {
-  res.writeHead(status, { ...CORS, ...headers });
+  res.writeHead(status, { ...CORS, ...ALWAYS, ...headers });
   res.end(res.req.method === 'HEAD' ? undefined : body);
 }
 
@@ -159,13 +166,24 @@ export async function createReferenceServer(options = {}) {
       if (etagMatches(req.headers['if-none-match'], file.etag)) return send(res, 304, headers);
       return send(res, 200, { ...headers, 'content-type': 'application/octet-stream', 'content-length': file.bytes.length }, file.bytes);
     }
+    if ((match = /^\/(range|hashes)\/manifest\.json$/.exec(pathname))) {
+      const store = match[1] === 'range' ? passwordStore : urlStore;
+      if (!store) return text(res, 404, `no ${match[1] === 'range' ? 'password' : 'URL'} store is configured`);
+      const body = `${JSON.stringify(storeManifest(store, { protocol: match[1], padding: 'request', notFound: 'error' }), null, 2)}\n`;
+      return send(res, 200, { 'content-type': 'application/json', 'cache-control': 'no-cache' }, body);
+    }
     if ((match = /^\/range\/([^/]*)$/.exec(pathname))) {
       if (!passwordStore) return text(res, 404, 'no password store is configured');
+      const mode = new URL(req.url, 'http://localhost').searchParams.get('mode');
+      if (mode !== null && mode.toLowerCase() !== 'sha1') {
+        return text(res, 400, `range mode '${mode}' is not served: this store holds SHA-1 hashes only`);
+      }
       const parsed = parseHexPrefix(match[1], 5);
       if (!parsed) return text(res, 400, 'the range prefix must be 5 hexadecimal characters');
       const records = await passwordStore.lookup(parsed.prefix, parsed.bits);
       const body = rangeReply(records, req.headers['add-padding'] === 'true');
-      return send(res, 200, { 'content-type': 'text/plain', 'cache-control': `public, max-age=${maxAge}` }, body);
+      // Padded and unpadded replies differ: a shared cache must key on the header.
+      return send(res, 200, { 'content-type': 'text/plain', 'cache-control': `public, max-age=${maxAge}`, vary: 'Add-Padding' }, body);
     }
     if ((match = /^\/hashes\/([^/]*)$/.exec(pathname))) {
       if (!urlStore) return text(res, 404, 'no URL store is configured');
@@ -187,7 +205,7 @@ export async function createReferenceServer(options = {}) {
   });
   // A client that sends garbage gets a 400 from node:http; it must never take the server down.
   server.on('clientError', (error, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n');
     else socket.destroy();
   });
   server.on('close', () => {

@@ -10,11 +10,13 @@
  * prefix, and the comparison happens here: the URL never leaves the client.
  */
 import { BloomgateError } from './errors.js';
-import { fetchLimitedText } from './http.js';
+import { checkManifestFor, endpointUrl, listOf, manifestOf } from './endpoint.js';
+import { checkTimeout, privateGet } from './http.js';
 import * as wasm from './wasm.js';
 
 const MAX_HASHES_REPLY_BYTES = 1 << 20;
 const FULL_HASH = /^[0-9a-f]{64}$/;
+const NOT_FOUND = new Set([404]);
 
 function requireReady() {
   if (!wasm.isReady()) {
@@ -94,6 +96,7 @@ export async function checkUrl(url, options = {}) {
   if (keyEncodingOf(filter) !== 'url') {
     throw new BloomgateError('E_KEY_ENCODING', `URL filters use key encoding 'url'; this filter uses '${keyEncodingOf(filter)}'`);
   }
+  checkTimeout(timeoutMs, 'checkUrl');
   const input = requireUrlString(url, 'checkUrl');
   await wasm.ready();
   const candidates = [];
@@ -104,28 +107,35 @@ export async function checkUrl(url, options = {}) {
   if (candidates.length === 0) return { listed: false, expression: null, escalated: false, confirmed: true };
   if (hashesUrl === undefined) return { listed: true, expression: candidates[0].expression, escalated: false, confirmed: false };
 
-  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const request = { fetch: options.fetch ?? globalThis.fetch, signal, timeoutMs, endpoint: String(hashesUrl) };
+  // URL endpoints are bloomgate's own protocol: a "none listed" counts only with a manifest (endpoint.js).
+  const manifest = await manifestOf(hashesUrl, 'hashes', request);
+  if (!manifest) {
+    throw new BloomgateError('E_ESCALATION',
+      `hashes endpoint ${hashesUrl} has no bloomgate manifest (${endpointUrl(hashesUrl, 'manifest.json')}), so its "not listed" cannot be trusted ` +
+      "(serve it with 'bloomgate serve --url-store' or 'bloomgate export-ranges')");
+  }
+  checkManifestFor(manifest, listOf(filter, false));
   const replies = new Map(); // one request per distinct 4-byte prefix
   for (const { expression, hex } of candidates) {
     const prefix = hex.slice(0, 8);
-    if (!replies.has(prefix)) replies.set(prefix, await fetchFullHashes(hashesUrl, prefix, fetchImpl, signal, timeoutMs));
+    if (!replies.has(prefix)) replies.set(prefix, await fetchFullHashes(hashesUrl, prefix, request, manifest));
     if (replies.get(prefix).has(hex)) return { listed: true, expression, escalated: true, confirmed: true };
   }
   return { listed: false, expression: null, escalated: true, confirmed: true };
 }
 
-async function fetchFullHashes(hashesUrl, prefix, fetchImpl, signal, timeoutMs) {
-  const base = String(hashesUrl);
-  const reply = await fetchLimitedText(`${base.endsWith('/') ? base.slice(0, -1) : base}/${prefix}`, {
-    fetch: fetchImpl,
-    signal,
-    timeoutMs,
+async function fetchFullHashes(hashesUrl, prefix, request, manifest) {
+  const { status, text } = await privateGet(endpointUrl(hashesUrl, prefix), {
+    ...request,
     limit: MAX_HASHES_REPLY_BYTES,
-    notFoundIsEmpty: true, // static hosting answers prefixes without hashes with 404
     what: 'hashes',
+    // A static export writes files only for prefixes that have hashes; its manifest says so.
+    passStatuses: manifest.notFound === 'empty' ? NOT_FOUND : undefined,
   });
   const hashes = new Set();
-  const lines = reply.split(/\r?\n/);
+  if (status === 404) return hashes;
+  const lines = text.split(/\r?\n/);
   if (lines[lines.length - 1] === '') lines.pop();
   lines.forEach((line, i) => {
     const hash = line.toLowerCase();

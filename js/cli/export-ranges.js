@@ -1,8 +1,17 @@
 // `bloomgate export-ranges`: an exact store as static files any CDN or object
 // store can serve — the scale path of the public breached-password service.
-import { writeFileSync } from 'node:fs';
+//
+// Nothing half-written is ever served as complete: the files go into a hidden
+// temporary directory next to the target, the endpoint manifest (what clients
+// check before they believe a "not listed", see js/endpoint.js) is written
+// last, and only then is the directory renamed into place. A kill or a full
+// disk leaves the previous export untouched (or no export), never a partial
+// one under the real name; the next run removes what a killed run left.
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { MANIFEST_NAME, storeManifest } from '../endpoint.js';
 import { StoreReader, rangeReply } from '../store.js';
 import { parseCommandArgs } from './args.js';
 import { cannotCreate, cannotOpen, EXIT, usageError } from './errors.js';
@@ -10,6 +19,8 @@ import { COMMAND_HELP } from './help.js';
 import { formatCount } from './progress.js';
 
 const PREFIXES = 1 << 20; // every 5-hex range
+/** First line of the recipes this command writes; a file without it is the user's and is left alone. */
+const RECIPE_MARK = '# written by bloomgate export-ranges';
 
 export async function run(argv) {
   const { values, positionals } = parseCommandArgs('export-ranges', argv, {
@@ -30,15 +41,112 @@ export async function run(argv) {
     if (error?.name === 'BloomgateError') throw error;
     throw cannotOpen(positionals[0], error);
   }
+  const pad = Boolean(values.pad);
   try {
-    const files = store.hashType === 'sha1'
-      ? await exportPasswordRanges(store, join(values.output, 'range'), Boolean(values.pad))
-      : await exportUrlHashes(store, join(values.output, 'hashes'));
-    if (!values.quiet) process.stderr.write(`wrote ${formatCount(files)} files under ${values.output} from ${formatCount(store.count)} records\n`);
+    const protocol = store.hashType === 'sha1' ? 'range' : 'hashes';
+    if (protocol === 'hashes' && pad) throw usageError('--pad applies to password stores (range files) only');
+    await makeDir(values.output);
+    const target = join(values.output, protocol);
+    removeLeftovers(values.output, protocol);
+    const temporary = join(values.output, `.${protocol}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
+    let files;
+    try {
+      await makeDir(temporary);
+      files = protocol === 'range' ? await exportPasswordRanges(store, temporary, pad) : await exportUrlHashes(store, temporary);
+      // The manifest last: its presence is what says "complete".
+      const manifest = storeManifest(store, { protocol, padding: pad ? 'static' : 'none', notFound: protocol === 'range' ? 'error' : 'empty' });
+      writeOutput(join(temporary, MANIFEST_NAME), `${JSON.stringify(manifest, null, 2)}\n`);
+      replaceDirectory(temporary, target);
+    } catch (error) {
+      rmSync(temporary, { recursive: true, force: true });
+      throw error;
+    }
+    const recipes = writeRecipes(values.output, protocol);
+    if (!values.quiet) {
+      process.stderr.write(`wrote ${formatCount(files)} files under ${target} from ${formatCount(store.count)} records, manifest last\n`);
+      for (const line of recipes) process.stderr.write(`${line}\n`);
+    }
     return EXIT.OK;
   } finally {
     await store.close();
   }
+}
+
+/** Swap the finished directory in: the old export stays whole until the new one is. */
+function replaceDirectory(temporary, target) {
+  let old = null;
+  try {
+    if (existsSync(target)) {
+      old = `${target.replace(/[^/\\]+$/, (name) => `.${name}`)}.old-${process.pid}-${randomBytes(4).toString('hex')}`;
+      renameSync(target, old);
+    }
+    renameSync(temporary, target);
+  } catch (error) {
+    if (old !== null && !existsSync(target)) renameSync(old, target); // put the previous export back
+    throw cannotCreate(target, error);
+  }
+  if (old !== null) rmSync(old, { recursive: true, force: true });
+}
+
+/** Temporary and replaced directories of runs that were killed (their process is gone). */
+function removeLeftovers(dir, protocol) {
+  const pattern = new RegExp(`^\\.${protocol}\\.(?:tmp|old)-(\\d+)-[0-9a-f]{8}$`);
+  for (const name of readdirSync(dir)) {
+    const match = pattern.exec(name);
+    if (match && !processAlive(Number(match[1]))) rmSync(join(dir, name), { recursive: true, force: true });
+  }
+}
+
+function processAlive(pid) {
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
+/**
+ * The deployment recipe beside the export: an nginx snippet and a `_headers`
+ * file (Netlify, Cloudflare Pages). A file of the same name that this command
+ * did not write is left alone. Returns lines for the report.
+ */
+function writeRecipes(dir, protocol) {
+  const recipes = [
+    ['bloomgate-nginx.conf', [
+      RECIPE_MARK,
+      '# Include inside the server block that serves this directory. Range and hash files have no',
+      '# extension (nginx would send application/octet-stream; bloomgate reads the body either way).',
+      `location ~ /${protocol}/[^/]+$ {`,
+      '    default_type text/plain;',
+      '    add_header Access-Control-Allow-Origin "*" always;',
+      '    add_header X-Content-Type-Options "nosniff" always;',
+      '    add_header Cache-Control "public, max-age=300" always;',
+      '}',
+      '',
+    ].join('\n')],
+    ['_headers', [
+      RECIPE_MARK,
+      `/${protocol}/*`,
+      '  Access-Control-Allow-Origin: *',
+      '  Content-Type: text/plain; charset=utf-8',
+      '  X-Content-Type-Options: nosniff',
+      '  Cache-Control: public, max-age=300',
+      '',
+    ].join('\n')],
+  ];
+  const lines = [];
+  for (const [name, content] of recipes) {
+    const path = join(dir, name);
+    if (existsSync(path) && !readFileSync(path, 'utf8').startsWith(RECIPE_MARK)) {
+      lines.push(`left ${path} as it was (not written by bloomgate); the settings it needs are in docs/CLI.md`);
+      continue;
+    }
+    writeOutput(path, content);
+    lines.push(`wrote ${path} (deployment recipe)`);
+  }
+  return lines;
 }
 
 /** mkdir -p, failing as an output that cannot be written (exit 73). */

@@ -42,9 +42,12 @@ test('hashPassword is SHA-1, uppercase hex, UTF-8', () => {
 test('a breached password escalates once with only its prefix and gets the count', async () => {
   service.requests.length = 0;
   const result = await checkPassword('password', { filter, rangeUrl: service.url });
-  assert.deepEqual(result, { breached: true, count: 9659365, escalated: true, confirmed: true });
-  assert.equal(service.requests.length, 1);
-  assertPrivate(service.requests[0], 'password');
+  assert.deepEqual(result, { breached: true, count: 9659365, escalated: true, confirmed: true, minCount: 1 });
+  // This stand-in (like the public service) has no manifest: one probe for it, then the range.
+  const ranges = service.requests.filter((r) => !r.url.endsWith('/manifest.json'));
+  assert.equal(ranges.length, 1);
+  assertPrivate(ranges[0], 'password');
+  assert.ok(service.requests.length <= 2);
 });
 
 test('a clean password is answered locally with no request', async () => {
@@ -55,7 +58,7 @@ test('a clean password is answered locally with no request', async () => {
     assert.equal(result.breached, false);
     if (result.escalated) escalations++;
   }
-  assert.equal(service.requests.length, escalations);
+  assert.equal(service.requests.filter((r) => !r.url.endsWith('/manifest.json')).length, escalations);
   assert.ok(escalations <= 3, `a 0.1% filter escalates about 0.3 of 300 clean checks, got ${escalations}`);
 });
 
@@ -63,13 +66,13 @@ test('a filter "maybe" that the server does not know is a false positive: not br
   const everything = { mightContainKey: () => true, keyEncoding: 'sha1' };
   service.requests.length = 0;
   const result = await checkPassword('not-in-any-breach', { filter: everything, rangeUrl: service.url });
-  assert.deepEqual(result, { breached: false, count: 0, escalated: true, confirmed: true });
-  assertPrivate(service.requests[0], 'not-in-any-breach');
+  assert.deepEqual(result, { breached: false, count: 0, escalated: true, confirmed: true, minCount: 1 });
+  assertPrivate(service.requests.at(-1), 'not-in-any-breach');
 });
 
 test('without rangeUrl the filter answers alone and says it is unconfirmed', async () => {
-  assert.deepEqual(await checkPassword('letmein', { filter }), { breached: true, count: null, escalated: false, confirmed: false });
-  assert.deepEqual(await checkPassword('a long clean passphrase', { filter }), { breached: false, count: 0, escalated: false, confirmed: true });
+  assert.deepEqual(await checkPassword('letmein', { filter }), { breached: true, count: null, escalated: false, confirmed: false, minCount: 1 });
+  assert.deepEqual(await checkPassword('a long clean passphrase', { filter }), { breached: false, count: 0, escalated: false, confirmed: true, minCount: 1 });
 });
 
 test('without a filter every check escalates (server-only mode)', async () => {
@@ -87,7 +90,8 @@ test('parseRange: CRLF and LF, padding ignored, anything else rejected', () => {
   }
 });
 
-for (const [mode, pattern] of [['5xx', /HTTP 503/], ['malformed', /malformed range reply/], ['html', /content type/], ['oversized', /limit/]]) {
+for (const [mode, pattern] of [['5xx', /HTTP 503/], ['malformed', /malformed range reply/], ['html', /malformed range reply/],
+  ['oversized', /limit/], ['empty', /0 rows/]]) {
   test(`server failure '${mode}' is an E_ESCALATION error, never an answer`, async () => {
     service.mode = mode;
     try {
@@ -98,10 +102,31 @@ for (const [mode, pattern] of [['5xx', /HTTP 503/], ['malformed', /malformed ran
   });
 }
 
+test('without a manifest, a "not breached" counts only from a reply padded as the public service pads', async () => {
+  const everything = { mightContainKey: () => true, keyEncoding: 'sha1' };
+  service.mode = 'short-padding';
+  try {
+    // A listed suffix is believed from anyone: "breached" can never be a wrong clean.
+    assert.equal((await checkPassword('password', { filter, rangeUrl: service.url })).breached, true);
+    await assert.rejects(checkPassword('not-in-any-breach', { filter: everything, rangeUrl: service.url }),
+      (e) => e.code === 'E_ESCALATION' && /no bloomgate manifest and answered a padded request with 0 rows/.test(e.message));
+  } finally {
+    service.mode = 'ok';
+  }
+  // Told not to pad, an endpoint without a manifest can never say "not breached".
+  await assert.rejects(checkPassword('not-in-any-breach', { filter: everything, rangeUrl: service.url, addPadding: false }),
+    (e) => e.code === 'E_ESCALATION' && /padding was not asked for/.test(e.message));
+  const last = service.requests.at(-1);
+  assert.equal(last.headers['add-padding'], undefined, 'addPadding: false sends no Add-Padding header');
+  // Same endpoint, padded as documented: believed.
+  assert.equal((await checkPassword('not-in-any-breach', { filter: everything, rangeUrl: service.url })).breached, false);
+});
+
 test('a slow server times out; a caller abort rejects with its reason', async () => {
   service.mode = 'slow';
   try {
-    await assert.rejects(checkPassword('password', { filter, rangeUrl: service.url, timeoutMs: 100 }), (e) => e.code === 'E_ESCALATION' && e.cause?.code === 'E_TIMEOUT');
+    // A response head that never comes is E_TIMEOUT, as a stalled body is.
+    await assert.rejects(checkPassword('password', { filter, rangeUrl: service.url, timeoutMs: 100 }), (e) => e.code === 'E_TIMEOUT');
     const controller = new AbortController();
     const pending = checkPassword('password', { filter, rangeUrl: service.url, signal: controller.signal });
     controller.abort(new Error('user left the page'));

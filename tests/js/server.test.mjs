@@ -14,6 +14,7 @@ import { startReferenceServer } from '../../js/server.js';
 const sha1 = (text) => createHash('sha1').update(text).digest();
 const sha256 = (text) => createHash('sha256').update(text).digest();
 const PASSWORDS = new Map([['password', 9659365], ['123456', 37359195], ['qwerty', 10556095], ['dragon', 1], ['monkey', 12]]);
+const LIST_ID = 'a11ce000000000000000000000000001';
 
 let dir;
 let server;
@@ -22,12 +23,12 @@ let filterBytes;
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'bloomgate-server-'));
-  const filter = await BloomFilter.create({ capacity: 100, errorRate: 0.001, keyEncoding: 'sha1' });
+  const filter = await BloomFilter.create({ capacity: 100, errorRate: 0.001, keyEncoding: 'sha1', listId: LIST_ID, generation: 3 });
   for (const pw of PASSWORDS.keys()) filter.add(pw);
   filterBytes = filter.serialize();
   filter.free();
   await writeFile(join(dir, 'passwords.bgf'), filterBytes);
-  await writeFile(join(dir, 'passwords.bgs'), writeStore([...PASSWORDS].map(([pw, count]) => ({ hash: sha1(pw), count })), { hashType: 'sha1' }));
+  await writeFile(join(dir, 'passwords.bgs'), writeStore([...PASSWORDS].map(([pw, count]) => ({ hash: sha1(pw), count })), { hashType: 'sha1', listId: LIST_ID, generation: 3 }));
   await writeFile(join(dir, 'urls.bgs'), writeStore(['evil.example/', 'bad.example/login'].map((e) => ({ hash: sha256(e), count: 1 })), { hashType: 'sha256' }));
   await mkdir(join(dir, 'site'));
   await writeFile(join(dir, 'site', 'index.html'), '<h1>demo</h1>');
@@ -86,10 +87,63 @@ test('range endpoint: exact rows, and padding only when asked', async () => {
 
 test('checkPassword works unchanged against the reference server', async () => {
   const filter = await BloomFilter.from(filterBytes);
-  assert.deepEqual(await checkPassword('qwerty', { filter, rangeUrl: `${base}/range` }), { breached: true, count: 10556095, escalated: true, confirmed: true });
+  assert.deepEqual(await checkPassword('qwerty', { filter, rangeUrl: `${base}/range` }), { breached: true, count: 10556095, escalated: true, confirmed: true, minCount: 1 });
   const clean = await checkPassword('a very unusual passphrase', { filter, rangeUrl: `${base}/range` });
   assert.equal(clean.breached, false);
   filter.free();
+});
+
+test('each endpoint serves its manifest: the list id, generation, records and threshold of its store', async () => {
+  const range = await fetch(`${base}/range/manifest.json`);
+  assert.equal(range.status, 200);
+  assert.equal(range.headers.get('x-content-type-options'), 'nosniff');
+  assert.deepEqual(await range.json(), {
+    format: 'bloomgate-escalation', version: 1, protocol: 'range', hashType: 'sha1', listId: LIST_ID,
+    generation: 3, records: PASSWORDS.size, minCount: 0, padding: 'request', notFound: 'error',
+  });
+  const hashes = await (await fetch(`${base}/hashes/manifest.json`)).json();
+  assert.equal(hashes.protocol, 'hashes');
+  assert.equal(hashes.hashType, 'sha256');
+  assert.equal(hashes.records, 2);
+  assert.equal(hashes.listId, '0'.repeat(32), 'a store written without a list id is unnamed');
+});
+
+test('range replies: Vary: Add-Padding, nosniff everywhere, NTLM mode refused', async () => {
+  const prefix = sha1('password').toString('hex').toUpperCase().slice(0, 5);
+  const reply = await fetch(`${base}/range/${prefix}`);
+  assert.equal(reply.headers.get('vary'), 'Add-Padding');
+  assert.equal(reply.headers.get('x-content-type-options'), 'nosniff');
+  await reply.text();
+  for (const path of [`/range/${prefix}?mode=ntlm`, `/range/${prefix}?mode=NTLM`]) {
+    const ntlm = await fetch(base + path);
+    assert.equal(ntlm.status, 400, path);
+    assert.match(await ntlm.text(), /SHA-1/);
+  }
+  const sha1Mode = await fetch(`${base}/range/${prefix}?mode=sha1`);
+  assert.equal(sha1Mode.status, 200);
+  assert.match(await sha1Mode.text(), /:9659365/);
+  for (const path of ['/nowhere', '/filters/none.bgf', '/hashes/zz']) {
+    const r = await fetch(base + path);
+    assert.equal(r.headers.get('x-content-type-options'), 'nosniff', path);
+    await r.text();
+  }
+});
+
+test('a store of another list, or an older generation, is never trusted for "not breached"', async () => {
+  const clean = 'a very unusual passphrase';
+  const other = await BloomFilter.create({ capacity: 10, errorRate: 0.001, keyEncoding: 'sha1', listId: 'b0b00000000000000000000000000002' });
+  const newer = await BloomFilter.create({ capacity: 10, errorRate: 0.001, keyEncoding: 'sha1', listId: LIST_ID, generation: 4 });
+  const unnamed = await BloomFilter.create({ capacity: 10, errorRate: 0.001, keyEncoding: 'sha1' });
+  for (const f of [other, newer, unnamed]) f.addAll([clean, 'password']); // "maybe"s that must be escalated
+  try {
+    await assert.rejects(checkPassword(clean, { filter: other, rangeUrl: `${base}/range` }), (e) => e.code === 'E_ESCALATION' && /serves list a11ce/.test(e.message));
+    await assert.rejects(checkPassword(clean, { filter: newer, rangeUrl: `${base}/range` }), (e) => e.code === 'E_ESCALATION' && /generation 3 .* older than the filter's 4/.test(e.message));
+    await assert.rejects(checkPassword(clean, { filter: unnamed, rangeUrl: `${base}/range` }), (e) => e.code === 'E_ESCALATION' && /no list id/.test(e.message));
+    // The endpoint is refused before any range request: even a listed password is an error, not an answer.
+    await assert.rejects(checkPassword('password', { filter: other, rangeUrl: `${base}/range` }), { code: 'E_ESCALATION' });
+  } finally {
+    for (const f of [other, newer, unnamed]) f.free();
+  }
 });
 
 test('hashes endpoint returns full SHA-256 hashes for a 4-byte prefix', async () => {

@@ -9,6 +9,10 @@ import { BloomFilter, BloomgateError, canonicalizeUrl, checkUrl, init, urlExpres
 const vectors = JSON.parse(readFileSync(new URL('../golden/url_vectors.json', import.meta.url), 'utf8'));
 const sha256 = (text) => createHash('sha256').update(text, 'utf8').digest('hex');
 const LISTED = ['evil.example/', 'bad.example/phish/', '1.2.3.4/malware/x.exe'];
+const LIST_ID = '5eed0000000000000000000000000001';
+// What `bloomgate export-ranges` writes for a URL store: files only for prefixes with hashes.
+const MANIFEST = { format: 'bloomgate-escalation', version: 1, protocol: 'hashes', hashType: 'sha256', listId: LIST_ID,
+  generation: 0, records: LISTED.length, minCount: 0, padding: 'none', notFound: 'empty' };
 
 let server;
 let base;
@@ -25,6 +29,7 @@ before(async () => {
   }
   requests = [];
   server = createServer((req, res) => {
+    if (req.url === '/hashes/manifest.json') return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(MANIFEST));
     requests.push({ url: req.url, headers: req.headers });
     const match = /^\/hashes\/([0-9a-f]{8})$/.exec(req.url);
     if (mode === 'down') return res.destroy();
@@ -37,7 +42,7 @@ before(async () => {
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${server.address().port}/hashes`;
-  filter = await BloomFilter.create({ capacity: 100, errorRate: 0.001, keyEncoding: 'url' });
+  filter = await BloomFilter.create({ capacity: 100, errorRate: 0.001, keyEncoding: 'url', listId: LIST_ID });
   for (const expression of LISTED) filter.add(expression);
 });
 
@@ -100,7 +105,7 @@ test('clean URLs answer locally; a "maybe" the server does not list is a false p
   }
   assert.equal(requests.length, escalated);
   assert.ok(escalated <= 3, `${escalated} of 300 escalated at p = 0.001`);
-  const everything = { mightContainKey: () => true, keyEncoding: 'url' };
+  const everything = { mightContainKey: () => true, keyEncoding: 'url', listId: LIST_ID, generation: 0 };
   const fp = await checkUrl('https://good.example/', { filter: everything, hashesUrl: base });
   assert.deepEqual(fp, { listed: false, expression: null, escalated: true, confirmed: true });
 });
