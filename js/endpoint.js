@@ -24,7 +24,8 @@
  * comes last) — is an E_ESCALATION error for the caller's `onError`.
  *
  * Manifests are fetched once per endpoint and fetch function and kept for
- * MANIFEST_TTL_MS; a failed fetch is not kept.
+ * five minutes ("no manifest" for one); a failed fetch is not kept. A new
+ * `fetch` function (options.fetch) starts with an empty cache.
  */
 import { BloomgateError } from './errors.js';
 import { privateGet } from './http.js';
@@ -41,6 +42,8 @@ const PROTOCOLS = { range: 'sha1', hashes: 'sha256' };
 const PADDING = new Set(['none', 'request', 'static']);
 const NOT_FOUND = new Set(['error', 'empty']);
 const MANIFEST_TTL_MS = 5 * 60 * 1000;
+/** "No manifest" is kept for less time: an export that completes meanwhile is believed soon after. */
+const ABSENT_TTL_MS = 60 * 1000;
 const MAX_MANIFEST_BYTES = 64 * 1024;
 /** Answers to a manifest request that mean "this endpoint has none" (S3 answers 403 for a missing key). */
 const NO_MANIFEST = new Set([400, 403, 404, 410]);
@@ -113,9 +116,14 @@ export async function manifestOf(base, protocol, request) {
   const promise = fetchManifest(base, protocol, request);
   const entry = { expires: Date.now() + MANIFEST_TTL_MS, promise };
   cache.set(key, entry);
-  promise.catch(() => {
-    if (cache.get(key) === entry) cache.delete(key);
-  });
+  promise.then(
+    (manifest) => {
+      if (manifest === null) entry.expires = Math.min(entry.expires, Date.now() + ABSENT_TTL_MS);
+    },
+    () => {
+      if (cache.get(key) === entry) cache.delete(key);
+    },
+  );
   return promise;
 }
 

@@ -154,7 +154,8 @@ async function makeDir(dir) {
   try {
     await mkdir(dir, { recursive: true });
   } catch (error) {
-    throw cannotCreate(dir, error);
+    // mkdir says EEXIST when a file is in the way; what the user needs to hear is "not a directory".
+    throw cannotCreate(dir, error?.code === 'EEXIST' ? Object.assign(new Error('not a directory'), { code: 'ENOTDIR' }) : error);
   }
 }
 
