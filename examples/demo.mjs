@@ -31,11 +31,18 @@ async function loadLists() {
   return { passwords, phishing };
 }
 
+// Each list has one identity, shared by its filter and its exact store: the server's
+// manifest names it, and clients believe a "not listed" only from the list they hold.
+// Fixed here so the demo's files are reproducible ('bloomgate build --store' draws one).
+const PASSWORD_LIST_ID = '00000000000000000000000064656d6f'; // "demo"
+const URL_LIST_ID = '00000000000000000000000075726c73'; // "urls"
+
 async function buildPasswordFilter(passwords) {
   const filter = await BloomFilter.create({
     capacity: passwords.length,
     errorRate: 0.001,
     keyEncoding: 'sha1',
+    listId: PASSWORD_LIST_ID,
     metadata: { source: '@zxcvbn-ts/language-common passwords-common', description: 'common passwords (demo)' },
   });
   const records = passwords.map((password, rank) => {
@@ -44,7 +51,7 @@ async function buildPasswordFilter(passwords) {
     // The package ships a ranking, not breach counts: the demo derives counts from rank.
     return { hash, count: passwords.length - rank };
   });
-  return { filter, store: writeStore(records, { hashType: 'sha1' }) };
+  return { filter, store: writeStore(records, { hashType: 'sha1', listId: PASSWORD_LIST_ID }) };
 }
 
 async function buildUrlFilter(domains) {
@@ -52,6 +59,7 @@ async function buildUrlFilter(domains) {
     capacity: domains.length,
     errorRate: 0.01,
     keyEncoding: 'url',
+    listId: URL_LIST_ID,
     metadata: { source: 'eth-phishing-detect blacklist', description: 'phishing domains (demo)' },
   });
   const { urlExpressions } = await import('../js/url.js');
@@ -63,7 +71,7 @@ async function buildUrlFilter(domains) {
     filter.addKey(hash);
     records.push({ hash, count: 1 });
   }
-  return { filter, store: writeStore(records, { hashType: 'sha256' }) };
+  return { filter, store: writeStore(records, { hashType: 'sha256', listId: URL_LIST_ID }) };
 }
 
 /** A deterministic stream of passphrases no common-password list holds. */

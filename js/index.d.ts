@@ -191,6 +191,15 @@ export class BloomFilter {
   readonly kind: string;
   /** The key encoding: 'utf8', 'sha1' or 'url'. */
   readonly keyEncoding: KeyEncoding;
+  /** The list the filter was built from: 32 hex digits, all zero when unnamed. Escalation endpoints must name it. */
+  readonly listId: string;
+  /** The list's generation; an endpoint must hold at least this one. */
+  readonly generation: number;
+  /**
+   * The list's threshold (metadata `minCount`, from `bloomgate build --min-count`): the filter holds
+   * the items seen at least this many times; 1 when the list is whole.
+   */
+  readonly minCount: number;
   stats(): FilterStats;
   /** The .bgf file bytes (a copy). */
   serialize(): Uint8Array;
@@ -322,7 +331,7 @@ export interface GateOptions {
   confirm(item: Item, context: { signal: AbortSignal }): Promise<boolean | { listed: boolean; ttlMs?: number }>;
   /** What a failed escalation means. Default 'throw' (BloomgateError E_ESCALATION); never silently clean. */
   onError?: 'throw' | 'listed' | 'clean' | ((error: unknown, item: Item) => boolean);
-  /** Abort an escalation after this long (default 5000). */
+  /** Abort an escalation after this long, 1 .. 2^31 - 1 ms (default 5000); larger is a RangeError. */
   timeoutMs?: number;
   /** Confirmed answers: bounded LRU with a TTL (defaults 1000 entries, 10 minutes). */
   cache?: { maxEntries?: number; ttlMs?: number };
@@ -345,22 +354,49 @@ export function createGate(options: GateOptions): Gate;
 export function hashPassword(password: string): string;
 
 export interface PasswordCheck {
+  /** Seen at least `minCount` times, whether the filter or the server answered. */
   breached: boolean;
-  /** Times seen in breaches (0 when not breached; null when unconfirmed). */
+  /**
+   * Times seen in breaches, when known: 0 for a whole list's local "no"; null when unconfirmed, or
+   * for a subset filter's local "no" (seen fewer than minCount times, maybe never).
+   */
   count: number | null;
   /** The range server was asked (with the 5-hex SHA-1 prefix only). */
   escalated: boolean;
   /** false: the filter said maybe and no rangeUrl was given. */
   confirmed: boolean;
+  /** The threshold this answer was decided with (the filter's, or a stricter `options.minCount`). */
+  minCount: number;
+}
+
+export interface EscalationOptions {
+  /** Defaults to globalThis.fetch. Endpoint manifests are cached per fetch function. */
+  fetch?: typeof fetch;
+  signal?: AbortSignal;
+  /** Per request, 1 .. 2^31 - 1 ms (default 10000); E_TIMEOUT when the head or the body stalls. */
+  timeoutMs?: number;
 }
 
 /**
  * Check a password against a `sha1` filter and, on "maybe", the public range
- * protocol (`GET {rangeUrl}/{5 hex}`, `Add-Padding: true`). Works against the
- * public service and self-hosted mirrors (`bloomgate serve`, `export-ranges`).
+ * protocol (`GET {rangeUrl}/{5 hex}`). Works against the public service and
+ * self-hosted mirrors (`bloomgate serve`, `export-ranges`). A "not breached"
+ * from the server counts only from an endpoint whose manifest names the
+ * filter's list, or (no manifest) from a reply padded to at least 800 rows, as
+ * the public service pads; anything else rejects with E_ESCALATION. Requests
+ * carry no credentials and no referrer, follow no redirect and skip the HTTP cache.
  */
-export function checkPassword(password: string, options: {
-  filter?: BloomFilter; rangeUrl?: string | URL; fetch?: typeof fetch; signal?: AbortSignal; timeoutMs?: number;
+export function checkPassword(password: string, options: EscalationOptions & {
+  filter?: BloomFilter;
+  rangeUrl?: string | URL;
+  /**
+   * Send `Add-Padding: true`. 'auto' (default): where the endpoint's manifest says it pads on
+   * request, and to endpoints without a manifest (the public service); never to static exports,
+   * so a CORS-only host needs no preflight.
+   */
+  addPadding?: boolean | 'auto';
+  /** A stricter threshold than the filter's (never a lower one: RangeError). */
+  minCount?: number;
 }): Promise<PasswordCheck>;
 
 /** Safe Browsing canonical form (sync; IDN hosts become punycode). BloomgateError E_URL when unparsable. */
@@ -378,7 +414,11 @@ export interface UrlCheck {
   confirmed: boolean;
 }
 
-/** Check a URL against a `url` filter; on "maybe", confirm by 4-byte hash prefix at `GET {hashesUrl}/{8 hex}`. */
-export function checkUrl(url: string, options: {
-  filter: BloomFilter; hashesUrl?: string | URL; fetch?: typeof fetch; signal?: AbortSignal; timeoutMs?: number;
+/**
+ * Check a URL against a `url` filter; on "maybe", confirm by 4-byte hash prefix at
+ * `GET {hashesUrl}/{8 hex}`. A "not listed" counts only from an endpoint whose manifest
+ * (`{hashesUrl}/manifest.json`) names the filter's list; anything else is E_ESCALATION.
+ */
+export function checkUrl(url: string, options: EscalationOptions & {
+  filter: BloomFilter; hashesUrl?: string | URL;
 }): Promise<UrlCheck>;

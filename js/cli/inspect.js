@@ -42,6 +42,7 @@ export function describe(path, bytes, result) {
     estimatedErrorRate: result.stats.estimatedErrorRate,
     theoreticalErrorRate: result.stats.theoreticalErrorRate,
   };
+  const metadata = result.ok ? result.metadata : header ? unverifiedMetadata(header, bytes) : null;
   return {
     file: path,
     ok: result.ok,
@@ -49,10 +50,17 @@ export function describe(path, bytes, result) {
     message: result.message,
     checksum: result.ok || AFTER_CHECKSUM.has(result.code) ? 'ok' : result.code === 'E_CHECKSUM' ? 'mismatch' : 'not verified',
     header,
-    metadata: result.ok ? result.metadata : header ? unverifiedMetadata(header, bytes) : null,
+    metadata,
+    minCount: minCountOf(metadata),
     stats,
     warnings: header && stats ? warnings(header, stats, Boolean(result.stats.overFilled)) : [],
   };
+}
+
+/** The list's threshold as BloomFilter#minCount reads it: metadata `minCount`, 1 when whole. */
+function minCountOf(metadata) {
+  const value = metadata !== null && typeof metadata === 'object' ? metadata.minCount : undefined;
+  return Number.isSafeInteger(value) && value > 1 ? value : 1;
 }
 
 function normalizeHeader(h, bytes) {
@@ -136,6 +144,9 @@ function formatText(report, byteLength) {
       ['items inserted', formatCount(h.count)],
       ['list id', h.listId ?? '(unreadable)'],
       ['generation', h.generation],
+      ['min count', report.minCount > 1
+        ? `${formatCount(report.minCount)} (a subset: hashes seen at least ${formatCount(report.minCount)} times; its "no" means fewer)`
+        : '1 (the whole list)'],
       ['metadata', `${formatCount(h.metadataLength)} bytes`],
     );
     if (report.metadata !== null && report.metadata !== undefined) {

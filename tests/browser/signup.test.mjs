@@ -22,7 +22,9 @@ let browser;
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'bloomgate-signup-'));
   const passwords = await commonPasswords();
-  const filter = await BloomFilter.create({ capacity: passwords.length, errorRate: 0.001, keyEncoding: 'sha1' });
+  // One list id for the filter and its store: the server's manifest must name the filter's list.
+  const listId = createHash('sha256').update('signup test list').digest('hex').slice(0, 32);
+  const filter = await BloomFilter.create({ capacity: passwords.length, errorRate: 0.001, keyEncoding: 'sha1', listId });
   const records = passwords.map((password, rank) => {
     const hash = createHash('sha1').update(password).digest();
     filter.addKey(hash);
@@ -30,7 +32,7 @@ before(async () => {
   });
   await writeFile(join(dir, 'passwords.bgf'), filter.serialize());
   filter.free();
-  await writeFile(join(dir, 'passwords.bgs'), writeStore(records, { hashType: 'sha1' }));
+  await writeFile(join(dir, 'passwords.bgs'), writeStore(records, { hashType: 'sha1', listId }));
   ({ server, url: base } = await startReferenceServer({
     filters: { passwords: join(dir, 'passwords.bgf') },
     passwordStore: join(dir, 'passwords.bgs'),
@@ -68,13 +70,17 @@ test('a long clean password, typed key by key, shows "not found" and sends no ra
 });
 
 test('a common password shows "found" after exactly one range request carrying only a 5-hex prefix', async () => {
-  const { page, ranges } = await openSignup();
+  const { page, ranges: requests } = await openSignup();
   await page.type('#password', 'password1', { delay: 40 });
   await page.waitForFunction(() => document.querySelector('#breach-status').textContent.startsWith('Found in'));
   await page.waitForTimeout(600);
   assert.match(await page.textContent('#breach-status'), /^Found in [\d,]+ breaches/);
   assert.match(await page.textContent('#strength-text'), /very weak|weak/);
-  assert.equal(ranges.length, 1, ranges.join('\n'));
+  // The endpoint's manifest once per page (it proves the server holds this filter's list), then the range.
+  const manifests = requests.filter((url) => new URL(url).pathname === '/range/manifest.json');
+  const ranges = requests.filter((url) => new URL(url).pathname !== '/range/manifest.json');
+  assert.ok(manifests.length <= 1, requests.join('\n'));
+  assert.equal(ranges.length, 1, requests.join('\n'));
   const prefix = createHash('sha1').update('password1').digest('hex').slice(0, 5).toUpperCase();
   assert.equal(new URL(ranges[0]).pathname, `/range/${prefix}`);
   assert.equal(new URL(ranges[0]).search, '');
