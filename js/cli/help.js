@@ -50,6 +50,12 @@ Options:
                          --error-rate is the share of clean URLs that escalate
   --store FILE           also write the exact store (.bgs) the server answers
                          escalations from (hibp and urls formats)
+  --list-id HEX32        the list's identity (32 hex digits), stored in the
+                         filter and the store (default: a random id when
+                         --store is given, so the two files are paired;
+                         otherwise unnamed, all zero)
+  --generation N         a number to raise with each rebuild of the same list,
+                         stored in the filter and the store (default 0)
   --min-count C          hibp: skip rows whose COUNT is below C (default 1, which
                          drops the count-0 padding rows of the HIBP range API)
   --kind K               classic (default), blocked (fastest queries), fuse
@@ -149,6 +155,10 @@ Write an exact store as static files any CDN or object store can serve:
   password stores: DIR/range/{5 hex} for all 1,048,576 prefixes
   URL stores:      DIR/hashes/{8 hex} for each prefix that has hashes
                    (a missing file, answered 404, means none)
+and in that directory manifest.json, which clients check before they believe
+a "not listed". The export is written into a hidden temporary directory, the
+manifest last, and renamed into place only when complete. Deployment recipes
+are written beside it: DIR/bloomgate-nginx.conf and DIR/_headers.
 
 Options:
   -o, --output DIR    directory to write into
