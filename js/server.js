@@ -16,6 +16,7 @@
  * the static root) and stays up under bad requests.
  */
 import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { basename, extname, join, resolve, sep } from 'node:path';
@@ -48,12 +49,22 @@ function hex(bytes) {
   return Buffer.from(bytes).toString('hex').toUpperCase();
 }
 
+/** fs errors of a read (EISDIR) do not always name the file; the operator needs to know which. */
+function withPath(error, path) {
+  if (error && typeof error === 'object' && typeof error.syscall === 'string' && error.path === undefined) error.path = path;
+  return error;
+}
+
+async function openStore(path) {
+  return StoreReader.open(path).catch((error) => { throw withPath(error, path); });
+}
+
 /** Load and validate each filter once: a corrupt file fails start-up, not a request. */
 async function loadFilters(filters) {
   const served = new Map();
   for (const [name, path] of Object.entries(filters ?? {})) {
     if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new TypeError(`filter name '${name}' must be [A-Za-z0-9._-]+`);
-    const bytes = await readFile(path);
+    const bytes = await readFile(path).catch((error) => { throw withPath(error, path); });
     const filter = await BloomFilter.from(bytes); // throws BloomgateError on a bad file
     filter.free();
     const etag = `"${createHash('sha256').update(bytes).digest('base64url')}"`;
@@ -74,6 +85,43 @@ const ALWAYS = { 'x-content-type-options': 'nosniff' };
 function send(res, status, headers, body = '') {
   res.writeHead(status, { ...CORS, ...ALWAYS, ...headers });
   res.end(res.req.method === 'HEAD' ? undefined : body);
+}
+
+/** Bytes handed to a socket at a time; a slow reader holds back the rest (backpressure). */
+const CHUNK_BYTES = 64 * 1024;
+/** A response that makes no progress for this long is cut: a stalled reader must not hold a connection. */
+const STALLED_WRITE_MS = 30_000;
+
+/**
+ * Send a large body without a per-request copy: views of the one shared
+ * buffer, one chunk at a time, the next only once the socket drains.
+ */
+function sendBuffer(res, status, headers, buffer) {
+  res.writeHead(status, { ...CORS, ...ALWAYS, ...headers });
+  if (res.req.method === 'HEAD') return res.end();
+  res.socket?.setTimeout(STALLED_WRITE_MS, () => res.destroy());
+  let at = 0;
+  const pump = () => {
+    while (at < buffer.length) {
+      const chunk = buffer.subarray(at, at + CHUNK_BYTES);
+      at += chunk.length;
+      if (!res.write(chunk)) return res.once('drain', pump);
+    }
+    res.end();
+  };
+  res.on('close', () => res.removeListener('drain', pump));
+  pump();
+}
+
+/** Stream a file from disk: memory per request is one stream buffer, whatever the file's size. */
+function sendFile(res, status, headers, path) {
+  res.writeHead(status, { ...CORS, ...ALWAYS, ...headers });
+  if (res.req.method === 'HEAD') return res.end();
+  res.socket?.setTimeout(STALLED_WRITE_MS, () => res.destroy());
+  const stream = createReadStream(path, { highWaterMark: CHUNK_BYTES });
+  stream.on('error', () => res.destroy());
+  res.on('close', () => stream.destroy());
+  stream.pipe(res);
 }
 
 function text(res, status, message) {
@@ -101,13 +149,16 @@ async function resolveMounts(staticDir) {
  * @param {string | Array<{ prefix: string, dir: string }>} [options.staticDir] directory served
  *   for other GET paths, or several mounted at URL prefixes (longest prefix wins)
  * @param {number} [options.maxAge=300] Cache-Control max-age of filters, seconds
+ * @param {number} [options.maxConnections=4096] connections served at once; more are closed
+ * @param {number} [options.headersTimeoutMs=10000] a request whose headers take longer is cut
+ * @param {number} [options.requestTimeoutMs=15000] likewise for the whole request
  * @param {(error: Error) => void} [options.onError] unexpected handler errors (default: stderr)
  * @returns {Promise<import('node:http').Server & { stores: object }>} not yet listening
  */
 export async function createReferenceServer(options = {}) {
   const filters = await loadFilters(options.filters);
-  const passwordStore = options.passwordStore ? await StoreReader.open(options.passwordStore) : null;
-  const urlStore = options.urlStore ? await StoreReader.open(options.urlStore) : null;
+  const passwordStore = options.passwordStore ? await openStore(options.passwordStore) : null;
+  const urlStore = options.urlStore ? await openStore(options.urlStore) : null;
   if (passwordStore && passwordStore.hashType !== 'sha1') throw new TypeError('passwordStore must hold sha1 records');
   if (urlStore && urlStore.hashType !== 'sha256') throw new TypeError('urlStore must hold sha256 records');
   const mounts = await resolveMounts(options.staticDir);
@@ -142,8 +193,7 @@ export async function createReferenceServer(options = {}) {
       return text(res, 404, 'not found');
     }
     if (!info.isFile()) return text(res, 404, 'not found');
-    const body = await readFile(path);
-    send(res, 200, { 'content-type': CONTENT_TYPES[extname(path)] ?? 'application/octet-stream', 'content-length': body.length, 'cache-control': 'no-cache' }, body);
+    sendFile(res, 200, { 'content-type': CONTENT_TYPES[extname(path)] ?? 'application/octet-stream', 'content-length': info.size, 'cache-control': 'no-cache' }, path);
   }
 
   async function route(req, res) {
@@ -164,7 +214,7 @@ export async function createReferenceServer(options = {}) {
       if (!file) return text(res, 404, 'no such filter');
       const headers = { etag: file.etag, 'cache-control': `public, max-age=${maxAge}` };
       if (etagMatches(req.headers['if-none-match'], file.etag)) return send(res, 304, headers);
-      return send(res, 200, { ...headers, 'content-type': 'application/octet-stream', 'content-length': file.bytes.length }, file.bytes);
+      return sendBuffer(res, 200, { ...headers, 'content-type': 'application/octet-stream', 'content-length': file.bytes.length }, file.bytes);
     }
     if ((match = /^\/(range|hashes)\/manifest\.json$/.exec(pathname))) {
       const store = match[1] === 'range' ? passwordStore : urlStore;
@@ -196,13 +246,23 @@ export async function createReferenceServer(options = {}) {
     return serveStatic(res, pathname);
   }
 
-  const server = createServer({ requestTimeout: 15000, headersTimeout: 10000, maxHeaderSize: 16384 }, (req, res) => {
+  // Node checks the header and request timeouts every connectionsCheckingInterval (default 30 s):
+  // checked every second, a slow-header client is cut within headersTimeoutMs (+1 s).
+  const server = createServer({
+    requestTimeout: options.requestTimeoutMs ?? 15000,
+    headersTimeout: options.headersTimeoutMs ?? 10000,
+    connectionsCheckingInterval: 1000,
+    keepAliveTimeout: 5000,
+    maxHeaderSize: 16384,
+  }, (req, res) => {
     route(req, res).catch((error) => {
       onError(error);
       if (!res.headersSent) text(res, 500, 'internal error');
       else res.destroy();
     });
   });
+  // Past the cap new connections are closed at once: memory stays bounded under a flood.
+  server.maxConnections = options.maxConnections ?? 4096;
   // A client that sends garbage gets a 400 from node:http; it must never take the server down.
   server.on('clientError', (error, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\n\r\n');

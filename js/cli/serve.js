@@ -1,6 +1,6 @@
 // `bloomgate serve`: the reference server (js/server.js) on 127.0.0.1 by default.
 import { parseCommandArgs, parseNonNegativeInteger } from './args.js';
-import { CliError, EXIT, usageError } from './errors.js';
+import { cannotOpen, CliError, EXIT, usageError } from './errors.js';
 import { COMMAND_HELP } from './help.js';
 
 export async function run(argv) {
@@ -42,7 +42,12 @@ export async function run(argv) {
     });
   } catch (error) {
     if (error?.code === 'EADDRINUSE') throw new CliError(`port ${port} is in use (choose another with --port)`, 'E_ADDRINUSE', EXIT.USAGE);
-    if (error?.code === 'ENOENT') throw new CliError(`${error.path}: no such file or directory`, 'E_NOINPUT', EXIT.NO_INPUT);
+    if (error?.code === 'EADDRNOTAVAIL' || error?.code === 'EACCES' && error?.syscall === 'listen') {
+      throw new CliError(`cannot listen on ${values.host ?? '127.0.0.1'}:${port}: ${error.code}`, error.code, EXIT.USAGE);
+    }
+    // A file named on the command line that cannot be read (missing, a directory, no permission): exit 66.
+    if (typeof error?.path === 'string' && typeof error?.syscall === 'string') throw cannotOpen(error.path, error);
+    if (error instanceof TypeError) throw usageError(error.message); // e.g. a store of the wrong hash type
     throw error;
   }
   const { url } = started;
