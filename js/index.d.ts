@@ -225,6 +225,11 @@ export interface LoadOptions {
   signal?: AbortSignal;
   /** fetch implementation for URL sources (default: globalThis.fetch). */
   fetch?: (input: string | URL, init?: { signal?: AbortSignal }) => Promise<Response>;
+  /**
+   * Largest file accepted: a header claiming more fails at once (E_TOO_LARGE), and a file within it
+   * is reserved in one allocation. Without it, memory grows only with the bytes that arrive.
+   */
+  maxBytes?: number;
 }
 
 /**

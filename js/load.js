@@ -4,10 +4,13 @@
  * A network body is streamed chunk by chunk straight into wasm memory. The
  * first 128 bytes (the fixed .bgf header) are checked before anything else is
  * downloaded or allocated, so a wrong URL (an HTML error page, another format,
- * a newer version) fails at once with its code. After that the buffer holds
- * exactly the file length when the server declared a matching Content-Length,
- * and otherwise grows geometrically with the bytes that actually arrived, so a
- * lying header cannot make us allocate what it claims. SHA-256 for
+ * a newer version) fails at once with its code. After that the buffer grows
+ * geometrically with the bytes that actually arrived (at most twice what
+ * came): a header and a Content-Length that both claim 3 GiB cannot make us
+ * reserve it, and wasm memory, which never shrinks, is not grown for good on
+ * a claim. A caller who knows an upper bound passes `maxBytes`: a larger file
+ * fails at once (E_TOO_LARGE), and one within it is reserved in one
+ * allocation up front. SHA-256 for
  * `integrity` runs in wasm as chunks land; the core's checksum and full
  * validation run in bg_filter_deserialize_owned, which then uses the buffer in
  * place (no second copy). Every failure path frees the wasm memory.
@@ -119,8 +122,9 @@ function declaredLength(headers) {
 }
 
 class StreamingLoad {
-  constructor(expected, contentLength, onProgress) {
+  constructor(expected, contentLength, onProgress, maxBytes) {
     this.contentLength = contentLength;
+    this.maxBytes = maxBytes;
     this.onProgress = onProgress;
     this.total = -1; // file length, once the header is known
     this.hashed = 0; // bytes fed to SHA-256 so far
@@ -177,8 +181,13 @@ class StreamingLoad {
       throw new BloomgateError(declared < this.total ? 'E_TRUNCATED' : 'E_TRAILING',
         `the response is ${declared} bytes (Content-Length) but the filter file is ${this.total} bytes`);
     }
-    // With a matching Content-Length the size is known from two sources: take it in one allocation.
-    if (declared >= 0) this.buffer.reserve(this.total);
+    if (this.maxBytes !== undefined) {
+      if (this.total > this.maxBytes) {
+        throw new BloomgateError('E_TOO_LARGE', `the filter file is ${this.total} bytes, more than maxBytes (${this.maxBytes})`);
+      }
+      // Bounded by the caller: the whole file in one allocation.
+      this.buffer.reserve(this.total);
+    }
   }
 
   finish() {
@@ -202,7 +211,7 @@ class StreamingLoad {
   }
 }
 
-async function fromResponse(response, label, expected, onProgress, signal) {
+async function fromResponse(response, label, expected, onProgress, signal, maxBytes) {
   if (!response.ok) {
     if (response.body && typeof response.body.cancel === 'function') response.body.cancel().catch(noop);
     const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
@@ -211,7 +220,7 @@ async function fromResponse(response, label, expected, onProgress, signal) {
     throw error;
   }
   if (response.bodyUsed) throw new TypeError('loadFilter(): the Response body has already been read');
-  const load = new StreamingLoad(expected, declaredLength(response.headers), onProgress);
+  const load = new StreamingLoad(expected, declaredLength(response.headers), onProgress, maxBytes);
   try {
     const body = response.body;
     if (body === null || body === undefined || typeof body.getReader !== 'function') {
@@ -252,7 +261,10 @@ async function fromResponse(response, label, expected, onProgress, signal) {
   }
 }
 
-function fromBytes(bytes, expected, onProgress) {
+function fromBytes(bytes, expected, onProgress, maxBytes) {
+  if (maxBytes !== undefined && bytes.length > maxBytes) {
+    throw new BloomgateError('E_TOO_LARGE', `the filter file is ${bytes.length} bytes, more than maxBytes (${maxBytes})`);
+  }
   const buffer = new wasm.WasmBuffer(bytes.length);
   let sha = null;
   try {
@@ -281,7 +293,7 @@ function describeError(error) {
  * Load a .bgf filter from a URL, a Response or bytes.
  * @param {string | URL | Response | ArrayBuffer | Uint8Array} source
  * @param {{ integrity?: string, onProgress?: (p: { loaded: number, total: number }) => void,
- *   signal?: AbortSignal, fetch?: typeof fetch }} [options]
+ *   signal?: AbortSignal, fetch?: typeof fetch, maxBytes?: number }} [options]
  * @returns {Promise<import('./filter.js').BloomFilter>}
  */
 export async function loadFilter(source, options = {}) {
@@ -296,6 +308,10 @@ export async function loadFilter(source, options = {}) {
   }
   if (options.fetch !== undefined && typeof options.fetch !== 'function') {
     throw new TypeError('loadFilter(): fetch must be a function');
+  }
+  const { maxBytes } = options;
+  if (maxBytes !== undefined && (!Number.isSafeInteger(maxBytes) || maxBytes < wasm.HEADER_SIZE)) {
+    throw new RangeError(`loadFilter(): maxBytes must be an integer of at least ${wasm.HEADER_SIZE}, got ${String(maxBytes)}`);
   }
   const expected = parseIntegrity(integrity);
   checkAborted(signal);
@@ -322,18 +338,18 @@ export async function loadFilter(source, options = {}) {
       if (response.body && typeof response.body.cancel === 'function') response.body.cancel().catch(noop);
       throw error;
     }
-    return fromResponse(response, label, expected, onProgress, signal);
+    return fromResponse(response, label, expected, onProgress, signal, maxBytes);
   }
   if (isResponse(source)) {
     await wasm.ready();
     checkAborted(signal);
-    return fromResponse(source, source.url || 'the response', expected, onProgress, signal);
+    return fromResponse(source, source.url || 'the response', expected, onProgress, signal, maxBytes);
   }
   if (isBytes(source)) {
     const bytes = asBytes(source, 'loadFilter()');
     await wasm.ready();
     checkAborted(signal);
-    return fromBytes(bytes, expected, onProgress);
+    return fromBytes(bytes, expected, onProgress, maxBytes);
   }
   throw new TypeError('loadFilter() source must be a URL string, a URL, a Response, an ArrayBuffer or a Uint8Array');
 }

@@ -501,3 +501,40 @@ describe('init: the module from any source (fresh process each, since init is on
     }
   });
 });
+
+describe('a size claimed by a header is not reserved before the bytes arrive', () => {
+  /** A valid 128-byte header of a classic filter of 2^34 bits (a 2 GiB file), nothing after it. */
+  async function hugeHeader() {
+    const small = await BloomFilter.create({ capacity: 1000, errorRate: 0.01 });
+    const header = Buffer.from(small.serialize().subarray(0, 128));
+    small.free();
+    const view = new DataView(header.buffer, header.byteOffset, 128);
+    const payloadOffset = Number(view.getBigUint64(96, true));
+    view.setBigUint64(32, 2n ** 34n, true); // m
+    view.setBigUint64(40, 2n ** 34n / 10n, true); // capacity, so m/n stays plausible
+    view.setBigUint64(104, 2n ** 31n, true); // payload length
+    return { header, total: payloadOffset + 2 ** 31 };
+  }
+
+  test('a 128-byte response whose header and Content-Length claim 2 GiB fails without growing wasm memory', async () => {
+    const { header, total } = await hugeHeader();
+    const start = heapSize();
+    for (let i = 0; i < 3; i++) {
+      const response = new Response(header, { headers: { 'content-length': String(total) } });
+      await assert.rejects(loadFilter(response, { integrity: sri(Buffer.from('x')) }), (e) => e instanceof BloomgateError && ['E_TRUNCATED', 'E_HEADER'].includes(e.code));
+    }
+    const grown = heapSize() - start;
+    assert.ok(grown < 16 * 2 ** 20, `wasm memory grew by ${grown} bytes for three 128-byte responses claiming ${total} bytes`);
+  });
+
+  test('maxBytes: a larger file fails at once with E_TOO_LARGE; a file within it loads', async () => {
+    const { header } = await hugeHeader();
+    await assert.rejects(loadFilter(new Response(header), { maxBytes: 64 * 2 ** 20 }), isCode('E_TOO_LARGE'));
+    await assert.rejects(loadFilter(fileBytes, { maxBytes: fileBytes.length - 1 }), isCode('E_TOO_LARGE'));
+    const loaded = await loadFilter(new Response(fileBytes), { maxBytes: fileBytes.length });
+    assert.deepEqual(Buffer.from(loaded.serialize()), fileBytes);
+    loaded.free();
+    await assert.rejects(loadFilter(fileBytes, { maxBytes: 12 }), RangeError);
+    await assert.rejects(loadFilter(fileBytes, { maxBytes: '1e6' }), RangeError);
+  });
+});
