@@ -11,44 +11,99 @@ import { open } from 'node:fs/promises';
 import { BloomgateError } from './errors.js';
 
 export const STORE_MAGIC = Uint8Array.of(0x89, 0x42, 0x47, 0x53, 0x0d, 0x0a, 0x1a, 0x0a); // \x89BGS\r\n\x1a\n
-export const STORE_VERSION = 1;
-export const STORE_HEADER_SIZE = 64;
+/** The version writers write; readers also accept version 1 (64-byte header, no list identity). */
+export const STORE_VERSION = 2;
+export const STORE_HEADER_SIZE = 128;
+const V1_HEADER_SIZE = 64;
 /** Record hash types: the hash bytes each record starts with. */
 export const HASH_TYPES = { sha1: { id: 1, bytes: 20 }, sha256: { id: 2, bytes: 32 } };
 const COUNT_BYTES = 4;
-const MAX_INDEX_BITS = 20;
+export const MAX_INDEX_BITS = 20;
+const UNNAMED = '0'.repeat(32);
 
 function hashTypeById(id) {
   return Object.entries(HASH_TYPES).find(([, t]) => t.id === id);
 }
 
 /** Enough index buckets for ~16 records each, at most 2^20 (8 MiB of index). */
-function indexBitsFor(count) {
+export function indexBitsFor(count) {
   let bits = 0;
   while (bits < MAX_INDEX_BITS && count / 2 ** bits > 16) bits++;
   return bits;
 }
 
-function bucketOf(hash, indexBits) {
+export function bucketOf(hash, indexBits) {
   if (indexBits === 0) return 0;
   const top = ((hash[0] << 16) | (hash[1] << 8) | hash[2]) >>> 0; // first 24 bits
   return top >>> (24 - indexBits);
 }
 
-function compareBytes(a, b) {
+export function compareBytes(a, b) {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i] - b[i];
   return a.length - b.length;
 }
 
+/** A list id as 16 bytes: a 32-digit hex string (either case) or a 16-byte Uint8Array; all zero when absent. */
+export function parseStoreListId(listId) {
+  if (listId === undefined || listId === null) return new Uint8Array(16);
+  if (typeof listId === 'string') {
+    if (!/^[0-9a-fA-F]{32}$/.test(listId)) throw new RangeError('listId must be 32 hexadecimal digits (16 bytes)');
+    return Uint8Array.from(Buffer.from(listId, 'hex'));
+  }
+  if (listId instanceof Uint8Array) {
+    if (listId.length !== 16) throw new RangeError(`listId must be 16 bytes, got ${listId.length}`);
+    return Uint8Array.from(listId);
+  }
+  throw new TypeError('listId must be a 16-byte Uint8Array or a 32-digit hex string');
+}
+
+function checkIdentity({ listId, generation = 0, minCount = 0 }) {
+  const id = parseStoreListId(listId);
+  const gen = typeof generation === 'bigint' ? Number(generation) : generation;
+  if (!Number.isSafeInteger(gen) || gen < 0) throw new RangeError(`generation must be an integer in [0, 2^53 - 1], got ${generation}`);
+  if (!Number.isInteger(minCount) || minCount < 0 || minCount > 0xffffffff) throw new RangeError(`minCount must be an integer in [0, 2^32 - 1], got ${minCount}`);
+  return { listId: id, generation: gen, minCount };
+}
+
 /**
- * Serialize records into .bgs bytes. Duplicate hashes are merged (largest count kept).
- * @param {Iterable<{ hash: Uint8Array, count: number }>} records
- * @param {{ hashType: 'sha1' | 'sha256' }} options
+ * The fixed header of a version 2 store (checksum left zero), for a store of
+ * `count` records. Shared by writeStore and the CLI's streaming writer.
+ * @param {{ hashType: 'sha1'|'sha256', count: number, listId?: string|Uint8Array, generation?: number, minCount?: number }} options
  */
-export function writeStore(records, { hashType }) {
+export function storeHeader({ hashType, count, listId, generation, minCount }) {
+  const type = HASH_TYPES[hashType];
+  if (!type) throw new TypeError(`hashType must be 'sha1' or 'sha256', got ${hashType}`);
+  const identity = checkIdentity({ listId, generation, minCount });
+  const indexBits = indexBitsFor(count);
+  const recordSize = type.bytes + COUNT_BYTES;
+  const recordsOffset = STORE_HEADER_SIZE + (2 ** indexBits + 1) * 8;
+  const header = new Uint8Array(STORE_HEADER_SIZE);
+  const view = new DataView(header.buffer);
+  header.set(STORE_MAGIC, 0);
+  view.setUint16(16, STORE_VERSION, true);
+  view.setUint8(18, type.id);
+  view.setUint8(19, indexBits);
+  view.setUint32(20, recordSize, true);
+  view.setBigUint64(24, BigInt(count), true);
+  view.setBigUint64(32, BigInt(STORE_HEADER_SIZE), true);
+  view.setBigUint64(40, BigInt(recordsOffset), true);
+  header.set(identity.listId, 48);
+  view.setBigUint64(64, BigInt(identity.generation), true);
+  view.setUint32(72, identity.minCount, true);
+  return { header, indexBits, recordSize, recordsOffset, hashBytes: type.bytes };
+}
+
+/**
+ * Serialize records into .bgs bytes (format version 2). Duplicate hashes are
+ * merged (largest count kept).
+ * @param {Iterable<{ hash: Uint8Array, count: number }>} records
+ * @param {{ hashType: 'sha1' | 'sha256', listId?: string | Uint8Array, generation?: number, minCount?: number }} options
+ */
+export function writeStore(records, { hashType, listId, generation, minCount } = {}) {
   const type = HASH_TYPES[hashType];
   if (!type) throw new TypeError(`writeStore: hashType must be 'sha1' or 'sha256', got ${hashType}`);
+  checkIdentity({ listId, generation, minCount }); // fail before reading the records
   const list = [];
   for (const { hash, count } of records) {
     if (!(hash instanceof Uint8Array) || hash.length !== type.bytes) {
@@ -64,27 +119,17 @@ export function writeStore(records, { hashType }) {
     if (last && compareBytes(last.hash, record.hash) === 0) last.count = Math.max(last.count, record.count);
     else unique.push({ ...record });
   }
-  const recordSize = type.bytes + COUNT_BYTES;
-  const indexBits = indexBitsFor(unique.length);
+  const { header, indexBits, recordSize, recordsOffset } = storeHeader({ hashType, count: unique.length, listId, generation, minCount });
   const buckets = 2 ** indexBits;
-  const indexOffset = STORE_HEADER_SIZE;
-  const recordsOffset = indexOffset + (buckets + 1) * 8;
   const total = recordsOffset + unique.length * recordSize;
   const bytes = new Uint8Array(total);
   const view = new DataView(bytes.buffer);
-  bytes.set(STORE_MAGIC, 0);
-  view.setUint16(16, STORE_VERSION, true);
-  view.setUint8(18, type.id);
-  view.setUint8(19, indexBits);
-  view.setUint32(20, recordSize, true);
-  view.setBigUint64(24, BigInt(unique.length), true);
-  view.setBigUint64(32, BigInt(indexOffset), true);
-  view.setBigUint64(40, BigInt(recordsOffset), true);
+  bytes.set(header, 0);
   // index[b] = number of records whose bucket is < b; index[buckets] = count.
   let r = 0;
   for (let b = 0; b <= buckets; b++) {
     while (r < unique.length && bucketOf(unique[r].hash, indexBits) < b) r++;
-    view.setBigUint64(indexOffset + b * 8, BigInt(r), true);
+    view.setBigUint64(STORE_HEADER_SIZE + b * 8, BigInt(r), true);
   }
   unique.forEach((record, i) => {
     const at = recordsOffset + i * recordSize;
@@ -131,11 +176,16 @@ export class StoreReader {
   }
 
   async #validate() {
-    if (this.size < STORE_HEADER_SIZE) throw storeError('E_TRUNCATED', `${this.size} bytes is shorter than the header`);
-    const header = await this.#read(0, STORE_HEADER_SIZE);
-    if (compareBytes(header.subarray(0, 8), STORE_MAGIC) !== 0) throw storeError('E_MAGIC', 'not a .bgs file');
+    if (this.size < V1_HEADER_SIZE) throw storeError('E_TRUNCATED', `${this.size} bytes is shorter than the header`);
+    const start = await this.#read(0, V1_HEADER_SIZE);
+    if (compareBytes(start.subarray(0, 8), STORE_MAGIC) !== 0) throw storeError('E_MAGIC', 'not a .bgs file');
+    const version = new DataView(start.buffer).getUint16(16, true);
+    if (version !== 1 && version !== 2) throw storeError('E_VERSION', `unsupported version ${version}`);
+    this.version = version;
+    const headerSize = version === 1 ? V1_HEADER_SIZE : STORE_HEADER_SIZE;
+    if (this.size < headerSize) throw storeError('E_TRUNCATED', `${this.size} bytes is shorter than the header`);
+    const header = version === 1 ? start : await this.#read(0, headerSize);
     const view = new DataView(header.buffer);
-    if (view.getUint16(16, true) !== STORE_VERSION) throw storeError('E_VERSION', `unsupported version ${view.getUint16(16, true)}`);
     const type = hashTypeById(view.getUint8(18));
     if (!type) throw storeError('E_HEADER', `unknown hash type ${view.getUint8(18)}`);
     this.hashType = type[0];
@@ -145,10 +195,22 @@ export class StoreReader {
     const count = view.getBigUint64(24, true);
     const indexOffset = view.getBigUint64(32, true);
     const recordsOffset = view.getBigUint64(40, true);
-    if (this.indexBits > MAX_INDEX_BITS || this.recordSize !== this.hashBytes + COUNT_BYTES || indexOffset !== BigInt(STORE_HEADER_SIZE)) {
+    if (this.indexBits > MAX_INDEX_BITS || this.recordSize !== this.hashBytes + COUNT_BYTES || indexOffset !== BigInt(headerSize)) {
       throw storeError('E_HEADER', 'inconsistent header');
     }
-    for (let i = 48; i < STORE_HEADER_SIZE; i++) if (header[i] !== 0) throw storeError('E_HEADER', 'reserved bytes are not zero');
+    const reservedFrom = version === 1 ? 48 : 76;
+    for (let i = reservedFrom; i < headerSize; i++) if (header[i] !== 0) throw storeError('E_HEADER', 'reserved bytes are not zero');
+    if (version === 1) {
+      this.listId = UNNAMED;
+      this.generation = 0;
+      this.minCount = 0;
+    } else {
+      this.listId = Buffer.from(header.subarray(48, 64)).toString('hex');
+      const generation = view.getBigUint64(64, true);
+      if (generation > BigInt(Number.MAX_SAFE_INTEGER)) throw storeError('E_HEADER', `generation ${generation} is above 2^53 - 1`);
+      this.generation = Number(generation);
+      this.minCount = view.getUint32(72, true);
+    }
     const buckets = 2 ** this.indexBits;
     if (recordsOffset !== indexOffset + BigInt((buckets + 1) * 8)) throw storeError('E_HEADER', 'records offset does not follow the index');
     const expected = recordsOffset + count * BigInt(this.recordSize);
@@ -160,7 +222,7 @@ export class StoreReader {
     const sha = createHash('sha256');
     for (let at = 16; at < this.size; at += 1 << 22) sha.update(await this.#read(at, Math.min(1 << 22, this.size - at)));
     if (compareBytes(sha.digest().subarray(0, 8), header.subarray(8, 16)) !== 0) throw storeError('E_CHECKSUM', 'checksum mismatch');
-    const index = await this.#read(STORE_HEADER_SIZE, (buckets + 1) * 8);
+    const index = await this.#read(headerSize, (buckets + 1) * 8);
     const iv = new DataView(index.buffer);
     this.index = new Float64Array(buckets + 1);
     for (let b = 0; b <= buckets; b++) {

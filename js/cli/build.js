@@ -4,6 +4,7 @@
 // in 1 MiB chunks and split into lines in place. Only when --capacity is not
 // given does the input have to be read twice (count, then add): a file is
 // simply re-read; a pipe is held in memory in between.
+import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
 import { parseChoice, parseCommandArgs, parseNonNegativeInteger, parsePositiveInteger, parseProbability, parseSeed } from './args.js';
 import { CliError, EXIT, usageError } from './errors.js';
@@ -19,6 +20,8 @@ export const KINDS = ['classic', 'blocked', 'fuse', 'fuse8', 'fuse16', 'counting
 const OPTIONS = {
   output: { type: 'string', short: 'o' },
   store: { type: 'string' },
+  'list-id': { type: 'string' },
+  generation: { type: 'string' },
   capacity: { type: 'string' },
   'error-rate': { type: 'string' },
   seed: { type: 'string' },
@@ -46,6 +49,9 @@ export function buildOptions(argv) {
   if (values['min-count'] !== undefined && format !== 'hibp') throw usageError('--min-count applies only to --format hibp');
   if (values.store !== undefined && !STORE_HASH[format]) throw usageError('--store needs --format hibp or --format urls (an exact store holds hashes)');
   if (values.store !== undefined && values.store === values.output) throw usageError('--store and --output must be different files');
+  if (values['list-id'] !== undefined && !/^[0-9a-fA-F]{32}$/.test(values['list-id'])) {
+    throw usageError(`invalid --list-id '${values['list-id']}': expected 32 hexadecimal digits (16 bytes)`);
+  }
   return {
     input: positionals[0],
     output: values.output,
@@ -55,6 +61,12 @@ export function buildOptions(argv) {
     capacity: values.capacity === undefined ? undefined : parsePositiveInteger('capacity', values.capacity),
     errorRate: values['error-rate'] === undefined ? DEFAULT_ERROR_RATE : parseProbability('error-rate', values['error-rate']),
     seed: values.seed === undefined ? undefined : parseSeed('seed', values.seed),
+    // A filter and its store share one identity. With a store and no --list-id
+    // a random one pairs them; without a store the filter stays unnamed (and
+    // the build reproducible) unless --list-id names it.
+    listId: values['list-id'] !== undefined ? values['list-id'].toLowerCase()
+      : values.store !== undefined ? randomBytes(16).toString('hex') : undefined,
+    generation: values.generation === undefined ? 0 : parseNonNegativeInteger('generation', values.generation),
     minCount: format !== 'hibp' ? 0 : values['min-count'] === undefined ? DEFAULT_MIN_COUNT : parseNonNegativeInteger('min-count', values['min-count']),
     description: values.description,
     created: values.created ? createdTimestamp() : undefined,
@@ -76,6 +88,7 @@ export async function run(argv) {
   let output;
   let storeOutput;
   let filter;
+  let storeSummary = null;
   try {
     output = await AtomicOutput.create(options.output);
     if (options.store) storeOutput = await AtomicOutput.create(options.store);
@@ -120,11 +133,16 @@ export async function run(argv) {
     await output.write(bytes);
     if (storeOutput) {
       const { writeStore } = await import('../store.js');
-      await storeOutput.write(writeStore(storeRecords, { hashType: STORE_HASH[options.format] }));
+      const storeBytes = writeStore(storeRecords, {
+        hashType: STORE_HASH[options.format], listId: options.listId, generation: options.generation,
+        minCount: Math.min(options.minCount, 0xffffffff),
+      });
+      await storeOutput.write(storeBytes);
       await storeOutput.commit();
+      storeSummary = { bytes: storeBytes.length, records: Number(new DataView(storeBytes.buffer).getBigUint64(24, true)) };
     }
     await output.commit();
-    if (!options.quiet) report(options, reader, filter, bytes.length);
+    if (!options.quiet) report(options, reader, filter, bytes.length, storeSummary);
     return EXIT.OK;
   } catch (error) {
     progress.clear();
@@ -179,6 +197,8 @@ function filterSettings(options, capacity, metadata) {
     kind: options.kind,
     keyEncoding: KEY_ENCODING[options.format],
     ...(options.seed !== undefined && { seed: options.seed }),
+    ...(options.listId !== undefined && { listId: options.listId }),
+    ...(options.generation !== 0 && { generation: options.generation }),
     ...(metadata !== undefined && { metadata }),
   };
 }
@@ -231,12 +251,16 @@ async function withMetadata(BloomFilter, filter, options, capacity, metadata) {
   return target;
 }
 
-function report(options, reader, filter, fileBytes) {
+function report(options, reader, filter, fileBytes, store) {
   const stats = filter.stats();
   const lines = [
     `wrote ${options.output} (${formatBytes(fileBytes)}): ${formatCount(reader.items)} items, capacity ${formatCount(stats.capacity)}, ` +
       `target error rate ${stats.errorRate}, m = ${formatCount(stats.m)} bits, k = ${stats.k}`,
   ];
+  if (store) {
+    lines.push(`wrote ${options.store} (${formatBytes(store.bytes)}): ${formatCount(store.records)} records, ` +
+      `list id ${options.listId ?? '0'.repeat(32)}, generation ${options.generation}`);
+  }
   if (reader.belowMinCount > 0) lines.push(`skipped ${formatCount(reader.belowMinCount)} rows with COUNT below ${options.minCount}`);
   if (reader.invalid > 0) {
     const first = reader.invalidLineNumbers.join(', ');

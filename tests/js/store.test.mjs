@@ -1,0 +1,213 @@
+// The exact store (.bgs): format version 2 (list identity), version 1 still
+// read, and `bloomgate build --store` (identity flags, layouts, streaming).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { StoreReader, writeStore, STORE_VERSION, STORE_HEADER_SIZE } from '../../js/store.js';
+
+const CLI = fileURLToPath(new URL('../../js/cli.js', import.meta.url));
+
+let dir;
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'bloomgate-store-'));
+});
+after(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const sha1 = (text) => createHash('sha1').update(text).digest();
+const sha256 = (bytes) => createHash('sha256').update(bytes).digest();
+
+function run(args, { input = '', env } = {}) {
+  const result = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, input, encoding: 'utf8', env: { ...process.env, ...env }, maxBuffer: 64 << 20 });
+  assert.equal(result.error, undefined);
+  assert.doesNotMatch(result.stderr, /\n\s+at /, `stack trace in stderr:\n${result.stderr}`);
+  return result;
+}
+
+async function openStore(bytes, name) {
+  const path = join(dir, name);
+  writeFileSync(path, bytes);
+  return StoreReader.open(path);
+}
+
+async function allRecords(store) {
+  const out = [];
+  for await (const { hash, count } of store.records()) out.push(`${Buffer.from(hash).toString('hex')}:${count}`);
+  return out;
+}
+
+/** A version 1 store, byte by byte as docs/FORMAT.md specified it: 64-byte header, index at 64. */
+function versionOneStore(records) {
+  const sorted = [...records].sort((a, b) => Buffer.compare(a.hash, b.hash));
+  const indexBits = 0;
+  const recordsOffset = 64 + 2 * 8;
+  const bytes = Buffer.alloc(recordsOffset + sorted.length * 24);
+  Buffer.from([0x89, 0x42, 0x47, 0x53, 0x0d, 0x0a, 0x1a, 0x0a]).copy(bytes, 0);
+  bytes.writeUInt16LE(1, 16);
+  bytes.writeUInt8(1, 18);
+  bytes.writeUInt8(indexBits, 19);
+  bytes.writeUInt32LE(24, 20);
+  bytes.writeBigUInt64LE(BigInt(sorted.length), 24);
+  bytes.writeBigUInt64LE(64n, 32);
+  bytes.writeBigUInt64LE(BigInt(recordsOffset), 40);
+  bytes.writeBigUInt64LE(0n, 64);
+  bytes.writeBigUInt64LE(BigInt(sorted.length), 72);
+  sorted.forEach(({ hash, count }, i) => {
+    hash.copy(bytes, recordsOffset + i * 24);
+    bytes.writeUInt32BE(count, recordsOffset + i * 24 + 20);
+  });
+  sha256(bytes.subarray(16)).copy(bytes, 8, 0, 8);
+  return bytes;
+}
+
+/** Recompute the checksum after an edit, so only the edited field is wrong. */
+function resum(bytes) {
+  const copy = Buffer.from(bytes);
+  sha256(copy.subarray(16)).copy(copy, 8, 0, 8);
+  return copy;
+}
+
+test('version 2 header: 128 bytes, list id, generation and min count at their offsets', async () => {
+  const records = Array.from({ length: 100 }, (_, i) => ({ hash: sha1(`pw${i}`), count: i + 1 }));
+  const listId = '00112233445566778899aabbccddeeff';
+  const bytes = Buffer.from(writeStore(records, { hashType: 'sha1', listId, generation: 2 ** 40 + 3, minCount: 10 }));
+  assert.equal(STORE_VERSION, 2);
+  assert.equal(STORE_HEADER_SIZE, 128);
+  assert.equal(bytes.readUInt16LE(16), 2);
+  assert.equal(bytes.readBigUInt64LE(32), 128n, 'index_offset');
+  const indexBits = bytes[19];
+  assert.equal(bytes.readBigUInt64LE(40), BigInt(128 + (2 ** indexBits + 1) * 8), 'records_offset');
+  assert.equal(bytes.subarray(48, 64).toString('hex'), listId);
+  assert.equal(bytes.readBigUInt64LE(64), BigInt(2 ** 40 + 3));
+  assert.equal(bytes.readUInt32LE(72), 10);
+  assert.ok(bytes.subarray(76, 128).every((b) => b === 0), 'reserved bytes are zero');
+  assert.equal(bytes.length, 128 + (2 ** indexBits + 1) * 8 + 100 * 24);
+
+  const store = await openStore(bytes, 'v2.bgs');
+  assert.equal(store.version, 2);
+  assert.equal(store.listId, listId);
+  assert.equal(store.generation, 2 ** 40 + 3);
+  assert.equal(store.minCount, 10);
+  assert.equal(store.count, 100);
+  const hit = await store.lookup(sha1('pw42').subarray(0, 3), 20);
+  assert.ok(hit.some((r) => Buffer.from(r.hash).equals(sha1('pw42')) && r.count === 43));
+  await store.close();
+
+  // A Uint8Array list id is the same identity; no identity is the unnamed list.
+  const fromBytes = Buffer.from(writeStore(records, { hashType: 'sha1', listId: Buffer.from(listId, 'hex'), generation: 2 ** 40 + 3, minCount: 10 }));
+  assert.deepEqual(fromBytes, bytes);
+  const unnamed = await openStore(writeStore(records, { hashType: 'sha1' }), 'unnamed.bgs');
+  assert.deepEqual([unnamed.listId, unnamed.generation, unnamed.minCount], ['0'.repeat(32), 0, 0]);
+  await unnamed.close();
+
+  for (const bad of [{ listId: 'xyz' }, { listId: new Uint8Array(15) }, { generation: -1 }, { generation: 1.5 }, { minCount: 2 ** 32 }]) {
+    assert.throws(() => writeStore(records, { hashType: 'sha1', ...bad }), RangeError, JSON.stringify(bad));
+  }
+  assert.throws(() => writeStore(records, { hashType: 'sha1', listId: 42 }), TypeError);
+});
+
+test('version 1 stores are still read, with an unnamed identity', async () => {
+  const records = ['a', 'b', 'c'].map((pw, i) => ({ hash: sha1(pw), count: 10 * (i + 1) }));
+  const store = await openStore(versionOneStore(records), 'v1.bgs');
+  assert.equal(store.version, 1);
+  assert.equal(store.listId, '0'.repeat(32));
+  assert.equal(store.generation, 0);
+  assert.equal(store.minCount, 0);
+  assert.equal(store.recordsOffset, 80);
+  const found = await store.lookup(sha1('b').subarray(0, 3), 20);
+  assert.deepEqual(found.map((r) => r.count), [20]);
+  assert.equal((await allRecords(store)).length, 3);
+  await store.close();
+});
+
+test('corrupt version 2 headers are rejected with their codes', async () => {
+  const records = Array.from({ length: 50 }, (_, i) => ({ hash: sha1(`x${i}`), count: 1 }));
+  const good = Buffer.from(writeStore(records, { hashType: 'sha1', listId: 'ff'.repeat(16), generation: 5 }));
+  const edit = (at, fn) => {
+    const copy = Buffer.from(good);
+    fn(copy, at);
+    return resum(copy);
+  };
+  const cases = [
+    ['version 3', edit(16, (b) => b.writeUInt16LE(3, 16)), 'E_VERSION'],
+    ['version 0', edit(16, (b) => b.writeUInt16LE(0, 16)), 'E_VERSION'],
+    ['reserved byte', edit(100, (b) => { b[100] = 1; }), 'E_HEADER'],
+    ['reserved byte 76', edit(76, (b) => { b[76] = 1; }), 'E_HEADER'],
+    ['index offset 64', edit(32, (b) => b.writeBigUInt64LE(64n, 32)), 'E_HEADER'],
+    ['generation above 2^53', edit(64, (b) => b.writeBigUInt64LE(2n ** 60n, 64)), 'E_HEADER'],
+    ['header cut short', good.subarray(0, 100), 'E_TRUNCATED'],
+    ['list id flipped, old checksum', (() => { const c = Buffer.from(good); c[50] ^= 1; return c; })(), 'E_CHECKSUM'],
+  ];
+  for (const [name, bytes, code] of cases) {
+    await assert.rejects(openStore(bytes, 'bad.bgs'), (e) => e.code === code, name);
+  }
+  // A version 1 file whose "reserved" bytes 48..63 are not zero stays an error.
+  const v1 = versionOneStore(records);
+  v1[50] = 1;
+  await assert.rejects(openStore(resum(v1), 'bad-v1.bgs'), (e) => e.code === 'E_HEADER');
+});
+
+test('build --store pairs the filter and the store: one random list id, --generation, min count', async () => {
+  const rows = ['password', '123456', 'letmein', 'rare'].map((pw, i) => `${sha1(pw).toString('hex').toUpperCase()}:${[50, 20, 9, 0][i]}`);
+  writeFileSync(join(dir, 'dump.txt'), `${rows.join('\r\n')}\r\n`);
+  const identities = [];
+  for (const name of ['a', 'b']) {
+    const built = run(['build', 'dump.txt', '--format', 'hibp', '--min-count', '10', '-o', `${name}.bgf`, '--store', `${name}.bgs`, '--generation', '12']);
+    assert.equal(built.status, 0, built.stderr);
+    const header = JSON.parse(run(['inspect', `${name}.bgf`, '--json']).stdout).header;
+    const store = await StoreReader.open(join(dir, `${name}.bgs`));
+    assert.match(header.listId, /^[0-9a-f]{32}$/);
+    assert.notEqual(header.listId, '0'.repeat(32));
+    assert.equal(store.listId, header.listId, 'the store carries the filter\'s list id');
+    assert.equal(store.generation, 12);
+    assert.equal(header.generation, 12);
+    assert.equal(store.minCount, 10);
+    assert.equal(store.count, 2);
+    assert.match(built.stderr, new RegExp(`wrote ${name}\\.bgs .*2 records, list id ${header.listId}, generation 12`));
+    identities.push(header.listId);
+    await store.close();
+  }
+  assert.notEqual(identities[0], identities[1], 'each build without --list-id gets its own id');
+
+  const named = run(['build', 'dump.txt', '--format', 'hibp', '-o', 'n.bgf', '--store', 'n.bgs', '--list-id', 'ABCDEF0123456789ABCDEF0123456789', '-q']);
+  assert.equal(named.status, 0, named.stderr);
+  const store = await StoreReader.open(join(dir, 'n.bgs'));
+  assert.equal(store.listId, 'abcdef0123456789abcdef0123456789');
+  assert.equal(store.minCount, 1, 'the default --min-count');
+  assert.equal(store.generation, 0);
+  await store.close();
+  assert.equal(JSON.parse(run(['inspect', 'n.bgf', '--json']).stdout).header.listId, 'abcdef0123456789abcdef0123456789');
+
+  // Without --store the filter stays unnamed, so builds are reproducible.
+  assert.equal(run(['build', 'dump.txt', '--format', 'hibp', '-o', 'r1.bgf', '-q']).status, 0);
+  assert.equal(run(['build', 'dump.txt', '--format', 'hibp', '-o', 'r2.bgf', '-q']).status, 0);
+  assert.deepEqual(readFileSync(join(dir, 'r1.bgf')), readFileSync(join(dir, 'r2.bgf')));
+  assert.equal(JSON.parse(run(['inspect', 'r1.bgf', '--json']).stdout).header.listId, '0'.repeat(32));
+  // ... and with --list-id and --store the pair is reproducible too.
+  for (const name of ['p1', 'p2']) {
+    assert.equal(run(['build', 'dump.txt', '--format', 'hibp', '-o', `${name}.bgf`, '--store', `${name}.bgs`, '--list-id', '11'.repeat(16), '-q']).status, 0);
+  }
+  assert.deepEqual(readFileSync(join(dir, 'p1.bgf')), readFileSync(join(dir, 'p2.bgf')));
+  assert.deepEqual(readFileSync(join(dir, 'p1.bgs')), readFileSync(join(dir, 'p2.bgs')));
+
+  // URL stores record min count 0.
+  writeFileSync(join(dir, 'urls.txt'), 'evil.example/\nbad.example/login\n');
+  assert.equal(run(['build', 'urls.txt', '--format', 'urls', '-o', 'u.bgf', '--store', 'u.bgs', '-q']).status, 0);
+  const urls = await StoreReader.open(join(dir, 'u.bgs'));
+  assert.equal(urls.minCount, 0);
+  assert.equal(urls.listId, JSON.parse(run(['inspect', 'u.bgf', '--json']).stdout).header.listId);
+  await urls.close();
+
+  for (const args of [['--list-id', 'abc'], ['--list-id', 'g'.repeat(32)], ['--generation', '-1'], ['--generation', 'x'], ['--generation', '1e3']]) {
+    const result = run(['build', 'dump.txt', '--format', 'hibp', '-o', 'bad.bgf', ...args]);
+    assert.equal(result.status, 64, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stderr, /\(E_USAGE\)\n$/);
+  }
+});
