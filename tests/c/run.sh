@@ -1,6 +1,6 @@
 #!/bin/sh
 # npm run test:c — the C tests under AddressSanitizer and UndefinedBehaviorSanitizer,
-# then (when BG_FUZZ_SECONDS > 0) the libFuzzer target for that many seconds.
+# then (when BG_FUZZ_SECONDS > 0) each libFuzzer target (reader, URL canonicalizer) for that many seconds.
 #   sh tests/c/run.sh                      # unit tests, golden files
 #   BG_FUZZ_SECONDS=60 sh tests/c/run.sh   # and a minute of fuzzing (CI)
 # Exits non-zero on any failure.
@@ -30,16 +30,20 @@ case "$fuzz_seconds" in
   '' | *[!0-9]*) echo "BG_FUZZ_SECONDS must be a whole number of seconds, got '$fuzz_seconds'" >&2; exit 2 ;;
 esac
 if [ "$fuzz_seconds" -gt 0 ]; then
-  echo "== fuzzing the reader for ${fuzz_seconds}s in build/fuzz"
   # shellcheck disable=SC2086
   cmake -S . -B build/fuzz $generator -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBG_FUZZ=ON -DBG_TESTS=OFF
-  cmake --build build/fuzz -j "$jobs" --target fuzz_reader
-  # Fuzz a copy: libFuzzer adds what it finds to the corpus directory it is given.
+  cmake --build build/fuzz -j "$jobs" --target fuzz_reader fuzz_url
+  # Fuzz copies: libFuzzer adds what it finds to the corpus directory it is given.
   work=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-fuzz.XXXXXX")
   trap 'rm -rf "$work"' EXIT INT TERM
-  cp tests/fuzz/corpus/* tests/fuzz/regressions/* "$work"/
-  mkdir -p build/fuzz/artifacts
+  mkdir -p "$work/reader" "$work/url" build/fuzz/artifacts
+  cp tests/fuzz/corpus/* tests/fuzz/regressions/* "$work/reader"/
+  cp tests/fuzz/url_corpus/* "$work/url"/
+  echo "== fuzzing the reader for ${fuzz_seconds}s in build/fuzz"
   build/fuzz/tests/fuzz/fuzz_reader -max_total_time="$fuzz_seconds" -dict=tests/fuzz/bgf.dict \
-    -artifact_prefix=build/fuzz/artifacts/ -print_final_stats=1 "$work"
-  echo "fuzzer finished: no crash in ${fuzz_seconds}s (crash inputs would be in build/fuzz/artifacts/)"
+    -artifact_prefix=build/fuzz/artifacts/ -print_final_stats=1 "$work/reader"
+  echo "== fuzzing the URL canonicalizer for ${fuzz_seconds}s in build/fuzz"
+  build/fuzz/tests/fuzz/fuzz_url -max_total_time="$fuzz_seconds" \
+    -artifact_prefix=build/fuzz/artifacts/url- -print_final_stats=1 "$work/url"
+  echo "fuzzers finished: no crash in ${fuzz_seconds}s each (crash inputs would be in build/fuzz/artifacts/)"
 fi
