@@ -32,7 +32,10 @@ function hexOf(bytes) {
 
 /**
  * Hosts with non-ASCII characters (raw or percent-encoded UTF-8) become
- * punycode; everything else is left for the core, byte for byte.
+ * punycode when the platform URL parser accepts them as an IDN; everything
+ * else, including a host it refuses (a control character, a space, '<'), is
+ * left for the core, which percent-escapes it byte by byte as the
+ * specification's "http://\x01\x80.com/" -> "http://%01%80.com/" shows.
  */
 function punycodeHost(input) {
   const schemeEnd = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(input)?.[0].length ?? (input.startsWith('//') ? 2 : 0);
@@ -54,7 +57,7 @@ function punycodeHost(input) {
   try {
     ascii = new URL(`http://${decoded}/`).hostname;
   } catch {
-    throw new BloomgateError('E_URL', `URL host '${host}' is not a valid internationalized domain name`);
+    return input; // not an IDN: escaped by the core, like any other byte
   }
   const at = schemeEnd + hostStart;
   return input.slice(0, at) + ascii + input.slice(at + host.length);
