@@ -168,7 +168,9 @@ bg_status bg_encode_key(int key_encoding, const void *item, size_t len, uint8_t 
  * @brief Canonicalize a URL as the Safe Browsing v4 specification describes.
  * The host must already be ASCII (callers convert IDN hosts to punycode first;
  * in JavaScript the WHATWG URL parser does that one step). A URL without a
- * scheme is taken as http://. Writes the canonical URL (not NUL-terminated).
+ * scheme is taken as http://; schemes other than http, https, ftp, ws and wss
+ * (mailto:, javascript:, gopher:8999, ...) are BG_E_URL. Writes the canonical
+ * URL (not NUL-terminated).
  * @return BG_OK, BG_E_URL, BG_E_BUFFER or BG_E_ARG.
  */
 bg_status bg_url_canonicalize(const char *url, size_t len, char *out, size_t out_capacity,

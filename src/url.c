@@ -9,6 +9,8 @@
  *   3. percent-unescape until no escape is left;
  *   4. only then split scheme / authority / path / query, so an escaped '/',
  *      '?', '@' or ':' takes effect exactly as it would after one more decode;
+ *      only the schemes Safe Browsing checks (http, https, ftp, ws, wss) have
+ *      a canonical form, and no scheme means http;
  *   5. host: dots trimmed and collapsed, IPv4 in any inet_aton form written
  *      as four decimals, bracketed IPv6 compressed (RFC 5952; IPv4-mapped and
  *      NAT64 become IPv4, as the current Safe Browsing reference asks), ASCII
@@ -345,7 +347,8 @@ static size_t normalize_path(unsigned char *path, size_t n) {
 /* ------------------------------------------------------------------------ */
 /* The URL as a whole.                                                        */
 /* ------------------------------------------------------------------------ */
-static int is_special_scheme(const unsigned char *s, size_t n) {
+/* The schemes Safe Browsing checks (Chromium's CanCheckUrl: http, https, ftp, ws, wss). */
+static int is_checked_scheme(const unsigned char *s, size_t n) {
   static const char *const names[] = {"http", "https", "ftp", "ws", "wss"};
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
     size_t length = strlen(names[k]);
@@ -358,21 +361,22 @@ static int is_special_scheme(const unsigned char *s, size_t n) {
 }
 
 static bg_status canonicalize_decoded(unsigned char *s, size_t n, url_writer *w) {
-  /* Scheme: letters, digits, "+-." before ':'. It counts when "//" follows, or when it is one
-   * of the browser's special schemes (which accept any number of slashes, as browsers do);
-   * "host:port/..." without a scheme is then still read as a host. */
+  /* Scheme: letters, digits, "+-." before ':'. A checked scheme accepts any number of slashes,
+   * as browsers do. Any other name before ':' is a scheme with no canonical form (mailto:,
+   * javascript:, gopher:8999, myprotocol://), as the public clients read it; only a name
+   * with a '.' and no "//" after the ':' is a host and a port ("a.com:8080/x"). */
   size_t scheme_length = 0, authority_start = 0;
   if (n > 0 && is_alpha(s[0])) {
-    size_t i = 1;
-    while (i < n && (is_alpha(s[i]) || is_digit(s[i]) || s[i] == '+' || s[i] == '-' || s[i] == '.')) i++;
+    size_t i = 1, dots = 0;
+    while (i < n && (is_alpha(s[i]) || is_digit(s[i]) || s[i] == '+' || s[i] == '-' || s[i] == '.'))
+      dots += s[i++] == '.';
     if (i < n && s[i] == ':') {
-      if (is_special_scheme(s, i)) {
+      if (is_checked_scheme(s, i)) {
         scheme_length = i;
         authority_start = i + 1;
         while (authority_start < n && s[authority_start] == '/') authority_start++;
-      } else if (i + 2 < n && s[i + 1] == '/' && s[i + 2] == '/') {
-        scheme_length = i;
-        authority_start = i + 3;
+      } else {
+        BG_RETURN_IF(dots == 0 || (i + 2 < n && s[i + 1] == '/' && s[i + 2] == '/'), BG_E_URL);
       }
     }
   }

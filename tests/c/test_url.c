@@ -91,13 +91,55 @@ static void test_error_vectors(void) {
     char out[256];
     size_t out_len = 999;
     int status = bg_url_canonicalize(v->input, v->input_len, out, sizeof out, &out_len);
-    CHECK_STATUS_AT(status, v->status, "error vector %zu \"%s\"", i, v->input);
+    CHECK_STATUS_AT(status, v->status, "error vector %zu (%s) \"%s\"", i, v->source, v->input);
     CHECK_EQ_U64(out_len, 0);
     uint32_t offsets[BG_URL_MAX_EXPRESSIONS + 1];
     size_t count = 99;
     CHECK_STATUS_AT(bg_url_expressions(v->input, v->input_len, out, sizeof out, offsets, &count), v->status,
                     "expressions of error vector %zu \"%s\"", i, v->input);
     CHECK_EQ_U64(count, 0);
+  }
+}
+
+static int is_digit_char(char c) { return c >= '0' && c <= '9'; }
+
+/* Only the schemes Safe Browsing checks have a canonical form, however they are written;
+ * every other scheme is BG_E_URL, with or without "//", never rewritten to http://. A name
+ * before ':' is a host only when it holds a '.' and no "//" follows. */
+static void test_schemes(void) {
+  static const char *const checked[] = {"http", "https", "ftp", "ws", "wss", "HTTP", "hTTpS", "Ftp", "WS", "wsS"};
+  static const char *const others[] = {"mailto", "gopher", "javascript", "data", "file", "about", "blob", "news",
+                                       "chrome", "x", "h", "httpx", "http+s", "ftps", "w-s", "a.b", "a1.b+c-d"};
+  static const char *const tails[] = {":a.com/x", "://a.com/x", ":/a.com/x", ":///a.com/x",
+                                      ":8999",    ":8999/x",    ":"};
+  char url[64], out[128];
+  for (size_t t = 0; t < COUNT_OF(tails); t++) {
+    int has_host = strcmp(tails[t], ":") != 0;
+    for (size_t c = 0; c < COUNT_OF(checked); c++) {
+      snprintf(url, sizeof url, "%s%s", checked[c], tails[t]);
+      size_t len = 0;
+      int status = bg_url_canonicalize(url, strlen(url), out, sizeof out, &len);
+      CHECK_STATUS_AT(status, has_host ? BG_OK : BG_E_URL, "%s", url);
+      if (status != BG_OK) continue;
+      size_t scheme = strlen(checked[c]);
+      for (size_t i = 0; i < scheme; i++) CHECK(out[i] == (char)(checked[c][i] | 0x20));
+      CHECK(len > scheme + 3 && memcmp(out + scheme, "://", 3) == 0);
+    }
+    for (size_t o = 0; o < COUNT_OF(others); o++) {
+      snprintf(url, sizeof url, "%s%s", others[o], tails[t]);
+      /* A dotted name is a host when a port (digits, or nothing) follows: "a.b:8999/x". */
+      const char *rest = tails[t] + 1, *path = strchr(rest, '/');
+      int host = strchr(others[o], '.') && !(rest[0] == '/' && rest[1] == '/') &&
+                 (!*rest || *rest == '/' || is_digit_char(*rest));
+      size_t len = 0;
+      CHECK_STATUS_AT(bg_url_canonicalize(url, strlen(url), out, sizeof out, &len), host ? BG_OK : BG_E_URL, "%s",
+                      url);
+      if (host) {
+        char want[64];
+        snprintf(want, sizeof want, "http://%s%s", others[o], path ? path : "/");
+        CHECK_MSG(len == strlen(want) && memcmp(out, want, len) == 0, "%s -> %.*s", url, (int)len, out);
+      }
+    }
   }
 }
 
@@ -315,7 +357,7 @@ static size_t random_url(char *buffer, size_t capacity) {
       "@", ":", ":80", "[", "]", "[::1]", "::", "%", "%25", "%2", "%2e", "%2E", "%2f", "%3F", "%23", "%40",
       "%3a", "%00", "%ff", "%41", "0x", "0", "1", "7", "255", "256", "4294967295", "077", "a", "B", "com",
       "www.", "example", " ", "\t", "\n", "\r", "\x01", "\x7f", "\x80", "\xff", "\xc3\xa9", "\0", "~", "=",
-      "&", "+", "-", "_", "ffff:", "1.2.3.4", "64:ff9b::"};
+      "&", "+", "-", "_", "ffff:", "1.2.3.4", "64:ff9b::", "mailto:", "ws:", "wss://", "gopher:", "a.b:"};
   size_t n = 0, parts = 1 + rng_next() % 14;
   for (size_t p = 0; p < parts; p++) {
     const char *t = tokens[rng_next() % COUNT_OF(tokens)];
@@ -362,6 +404,11 @@ static void test_properties(void) {
     CHECK(count >= 1 && count <= BG_URL_MAX_EXPRESSIONS);
     /* The first expression is the canonical URL without its scheme; none repeats. */
     const char *after_scheme = strstr(out, "://");
+    size_t scheme = after_scheme ? (size_t)(after_scheme - out) : 0;
+    CHECK_MSG((scheme == 4 && memcmp(out, "http", 4) == 0) || (scheme == 5 && memcmp(out, "https", 5) == 0) ||
+                  (scheme == 3 && memcmp(out, "ftp", 3) == 0) || (scheme == 2 && memcmp(out, "ws", 2) == 0) ||
+                  (scheme == 3 && memcmp(out, "wss", 3) == 0),
+              "unchecked scheme in %.*s", (int)out_len, out);
     CHECK(after_scheme && offsets[1] == out_len - (size_t)(after_scheme + 3 - out) &&
           memcmp(exprs, after_scheme + 3, offsets[1]) == 0);
     for (size_t a = 0; a < count; a++)
@@ -468,8 +515,8 @@ static void golden_json(text *t) {
   text_puts(t, "{\n  \"format\": 1,\n");
   text_puts(t,
             "  \"about\": \"Safe Browsing URL vectors, generated from tests/c/url_vectors.h by test_url "
-            "--write-json. source sb-v4 = the published v4 list; expressions are most specific first. Inputs "
-            "that are not UTF-8 are given as inputHex.\",\n");
+            "--write-json, where each source is described. source sb-v4 = the published v4 list; expressions "
+            "are most specific first. Inputs that are not UTF-8 are given as inputHex.\",\n");
   text_puts(t, "  \"canonicalize\": [\n");
   for (size_t i = 0; i < COUNT_OF(url_canon_vectors); i++) {
     const url_canon_vector *v = &url_canon_vectors[i];
@@ -503,6 +550,8 @@ static void golden_json(text *t) {
     text_puts(t, ", \"code\": ");
     const char *name = bg_status_name(v->status);
     json_string(t, name, strlen(name));
+    text_puts(t, ", \"source\": ");
+    json_string(t, v->source, strlen(v->source));
     text_puts(t, i + 1 < COUNT_OF(url_error_vectors) ? "},\n" : "}\n");
   }
   text_puts(t, "  ]\n}\n");
@@ -544,6 +593,7 @@ int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--write-json") == 0) return write_json(argv[2]);
   test_canonical_vectors();
   test_error_vectors();
+  test_schemes();
   test_arguments_and_limits();
   test_small_buffers();
   test_expression_vectors();
