@@ -12,6 +12,7 @@ import { COMMAND_HELP } from './help.js';
 import { openInput } from './input.js';
 import { LineSplitter } from './lines.js';
 import { AtomicOutput } from './output.js';
+import { StoreWriter } from './store-writer.js';
 import { formatBytes, formatCount, Progress } from './progress.js';
 import { FORMATS, KEY_ENCODING, RecordReader, STORE_HASH } from './records.js';
 
@@ -89,6 +90,7 @@ export async function run(argv) {
   let storeOutput;
   let filter;
   let storeSummary = null;
+  let storeWriter = null;
   try {
     output = await AtomicOutput.create(options.output);
     if (options.store) storeOutput = await AtomicOutput.create(options.store);
@@ -116,12 +118,21 @@ export async function run(argv) {
     // SHA-1 digests, stored as they are (addKey); lines go through the
     // filter's utf8 key encoding.
     const target = filter;
-    // The exact store keeps what the filter keys: the same hashes, with counts.
-    const storeRecords = options.store ? [] : null;
-    const addKey = storeRecords
+    // The exact store keeps what the filter keys: the same hashes, with counts,
+    // streamed to disk in bounded memory (store-writer.js).
+    if (storeOutput) {
+      storeWriter = new StoreWriter(storeOutput, {
+        hashType: STORE_HASH[options.format], listId: options.listId, generation: options.generation,
+        minCount: Math.min(options.minCount, 0xffffffff), progress,
+        // Bytes of records sorted in memory at a time (default 64 MiB); smaller values test the merge.
+        ...(Number(process.env.BLOOMGATE_STORE_RUN_BYTES) > 0 && { runBytes: Number(process.env.BLOOMGATE_STORE_RUN_BYTES) }),
+      });
+    }
+    const store = storeWriter;
+    const addKey = store
       ? (key, count) => {
         target.addKey(key);
-        storeRecords.push({ hash: key.slice(), count: Math.min(count, 0xffffffff) });
+        store.add(key, count);
       }
       : (key) => target.addKey(key);
     const onKey = options.format === 'lines' ? (item) => target.add(item) : addKey;
@@ -131,15 +142,10 @@ export async function run(argv) {
     if (!counted) filter = await withMetadata(BloomFilter, filter, options, capacity, describeBuild(input, options, reader));
     const bytes = filter.serialize();
     await output.write(bytes);
-    if (storeOutput) {
-      const { writeStore } = await import('../store.js');
-      const storeBytes = writeStore(storeRecords, {
-        hashType: STORE_HASH[options.format], listId: options.listId, generation: options.generation,
-        minCount: Math.min(options.minCount, 0xffffffff),
-      });
-      await storeOutput.write(storeBytes);
+    if (storeWriter) {
+      const { count } = await storeWriter.finish();
       await storeOutput.commit();
-      storeSummary = { bytes: storeBytes.length, records: Number(new DataView(storeBytes.buffer).getBigUint64(24, true)) };
+      storeSummary = { bytes: storeOutput.bytesCommitted, records: count };
     }
     await output.commit();
     if (!options.quiet) report(options, reader, filter, bytes.length, storeSummary);
@@ -147,6 +153,7 @@ export async function run(argv) {
   } catch (error) {
     progress.clear();
     await output?.abort();
+    await storeWriter?.abort();
     await storeOutput?.abort();
     throw error;
   } finally {

@@ -31,6 +31,21 @@ function installCleanup() {
   }
 }
 
+/** The name of a temporary file of this process for the output `path` (`<path>.tmp-<pid>[-<suffix>]`). */
+export function temporaryPath(path, suffix) {
+  return suffix ? `${path}.tmp-${process.pid}-${suffix}` : `${path}.tmp-${process.pid}`;
+}
+
+/** Remove `path` when the process exits or is interrupted, unless forgotten first. */
+export function trackTemporary(path) {
+  installCleanup();
+  pending.add(path);
+}
+
+export function forgetTemporary(path) {
+  pending.delete(path);
+}
+
 export class AtomicOutput {
   constructor(path, temporaryPath, handle) {
     this.path = path;
@@ -40,12 +55,12 @@ export class AtomicOutput {
 
   /** Create the temporary file next to `path` (same directory, so rename is atomic). */
   static async create(path) {
-    const temporaryPath = `${path}.tmp-${process.pid}`;
+    const temporary = temporaryPath(path);
     installCleanup();
     try {
-      const handle = await open(temporaryPath, 'w', 0o644);
-      pending.add(temporaryPath);
-      return new AtomicOutput(path, temporaryPath, handle);
+      const handle = await open(temporary, 'w+', 0o644);
+      pending.add(temporary);
+      return new AtomicOutput(path, temporary, handle);
     } catch (error) {
       throw cannotCreate(path, error);
     }
@@ -64,9 +79,31 @@ export class AtomicOutput {
     }
   }
 
+  /** The temporary file's descriptor, for positioned synchronous I/O (store-writer.js). */
+  get fd() {
+    return this.handle.fd;
+  }
+
+  /**
+   * Make the file at `path` (a complete temporary file of this process in the
+   * same directory) the one that commit() moves into place.
+   */
+  async adopt(path) {
+    try {
+      await this.handle.close();
+      this.handle = null;
+      await rename(path, this.temporaryPath);
+      this.handle = await open(this.temporaryPath, 'r+');
+    } catch (error) {
+      await this.abort();
+      throw cannotCreate(this.path, error);
+    }
+  }
+
   /** Flush, close and move into place. */
   async commit() {
     try {
+      this.bytesCommitted = (await this.handle.stat()).size;
       await this.handle.sync();
       await this.handle.close();
       this.handle = null;

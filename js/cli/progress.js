@@ -18,6 +18,9 @@ export class Progress {
     this.phase = '';
     this.total = undefined;
     this.started = 0;
+    this.note = null;
+    this.lastBytes = 0;
+    this.lastItems = 0;
   }
 
   /** Start a phase ("counting", "adding") over `total` bytes (undefined when unknown). */
@@ -26,11 +29,26 @@ export class Progress {
     this.total = total;
     this.started = Date.now();
     this.lastDraw = 0;
+    this.note = null;
+  }
+
+  /**
+   * Show what the phase is busy with ("sorting run 3") until the next note,
+   * drawn at once: the work it announces may block the next update.
+   */
+  setNote(note) {
+    this.note = note;
+    if (!this.enabled) return;
+    const now = Date.now();
+    this.lastDraw = now;
+    this.#draw(this.lastBytes, this.lastItems, now);
   }
 
   /** Report progress; cheap enough to call once per input chunk. */
   update(bytes, items) {
     if (!this.enabled) return;
+    this.lastBytes = bytes;
+    this.lastItems = items;
     const now = Date.now();
     if (now - this.lastDraw < REDRAW_MS) return;
     this.lastDraw = now;
@@ -46,6 +64,7 @@ export class Progress {
 
   #draw(bytes, items, now) {
     const seconds = Math.max((now - this.started) / 1000, 0.001);
+    const phase = this.note ? `${this.phase.trimEnd()} (${this.note})` : this.phase;
     const width = (this.stream.columns || 80) - 1;
     const rate = `${formatBytes(bytes / seconds)}/s`;
     const count = `${formatCount(items)} items`;
@@ -57,9 +76,9 @@ export class Progress {
       // Fixed for the whole run, so the bar does not jitter as numbers grow.
       const barWidth = Math.max(8, Math.min(BAR_WIDTH, width - TEXT_WIDTH));
       const filled = Math.round(fraction * barWidth);
-      line = `${this.phase} [${'#'.repeat(filled)}${'.'.repeat(barWidth - filled)}]${text}`;
+      line = `${phase} [${'#'.repeat(filled)}${'.'.repeat(barWidth - filled)}]${text}`;
     } else {
-      line = `${this.phase}  ${formatBytes(bytes)}  ${count}  ${rate}`;
+      line = `${phase}  ${formatBytes(bytes)}  ${count}  ${rate}`;
     }
     this.stream.write(`\r${line.slice(0, width)}${this.stream.isTTY ? '\x1b[K' : ''}`);
     this.drawn = true;

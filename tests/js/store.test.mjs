@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -210,4 +210,124 @@ test('build --store pairs the filter and the store: one random list id, --genera
     assert.equal(result.status, 64, `${args.join(' ')}: ${result.stderr}`);
     assert.match(result.stderr, /\(E_USAGE\)\n$/);
   }
+});
+
+// ---------------------------------------------------------------------------
+// The streaming writer: the same bytes as writeStore, in bounded memory.
+
+async function streamStore(records, options, name) {
+  const { AtomicOutput } = await import('../../js/cli/output.js');
+  const { StoreWriter } = await import('../../js/cli/store-writer.js');
+  const path = join(dir, name);
+  const output = await AtomicOutput.create(path);
+  const writer = new StoreWriter(output, options);
+  for (const { hash, count } of records) writer.add(hash, count);
+  const result = await writer.finish();
+  await output.commit();
+  const leftovers = (await import('node:fs')).readdirSync(dir).filter((entry) => entry.startsWith(`${name}.tmp-`));
+  assert.deepEqual(leftovers, [], 'no temporary file is left');
+  return { bytes: readFileSync(path), ...result };
+}
+
+function shuffled(list, seed = 1) {
+  const out = [...list];
+  let state = seed;
+  for (let i = out.length - 1; i > 0; i--) {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    const j = state % (i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+test('StoreWriter writes the bytes of writeStore: sorted, shuffled, duplicates, many runs and merge passes', async () => {
+  const identity = { listId: 'ab'.repeat(16), generation: 9, minCount: 3 };
+  const base = Array.from({ length: 5000 }, (_, i) => ({ hash: sha1(`s${i}`), count: (i * 7919) % 100000 }));
+  const sorted = [...base].sort((a, b) => Buffer.compare(a.hash, b.hash));
+  // Duplicates, with the larger count first and last, and hashes sharing their first 5 bytes.
+  const twins = Array.from({ length: 40 }, (_, i) => {
+    const hash = Buffer.from(sha1('twin'));
+    hash[19] = i;
+    hash[10] = 255 - i;
+    return { hash, count: i };
+  });
+  const withDuplicates = [...base, ...base.slice(0, 300).map((r) => ({ hash: r.hash, count: r.count + 1 })), ...base.slice(300, 600).map((r) => ({ hash: r.hash, count: 0 })), ...twins, ...twins];
+  const cases = [
+    ['sorted', sorted, {}, { sorted: true }],
+    ['sorted with duplicates', [...sorted.slice(0, 10), sorted[9], sorted[9], ...sorted.slice(10)], {}, { sorted: true }],
+    ['shuffled, one run', shuffled(base), {}, { sorted: false, runs: 1 }],
+    ['sorted, then one late record', [...sorted.slice(1), sorted[0]], { runBytes: 24 * 1000 }, { sorted: false }],
+    ['shuffled, 5 runs', shuffled(base, 2), { runBytes: 24 * 1000 }, { sorted: false, runs: 5 }],
+    ['shuffled, 100 runs: two merge passes', shuffled(base, 3), { runBytes: 24 * 50 }, { sorted: false, runs: 100 }],
+    ['duplicates and shared prefixes', shuffled(withDuplicates, 4), { runBytes: 24 * 700 }, { sorted: false }],
+    ['empty', [], {}, { sorted: true }],
+    ['one record', [base[0]], {}, { sorted: true }],
+  ];
+  for (const [name, records, options, expected] of cases) {
+    const reference = Buffer.from(writeStore(records, { hashType: 'sha1', ...identity }));
+    const streamed = await streamStore(records, { hashType: 'sha1', ...identity, ...options }, `${name.replace(/\W+/g, '-')}.bgs`);
+    assert.equal(streamed.sorted, expected.sorted, name);
+    // The in-order start of the input is one more run, kept where it was written.
+    if (expected.runs !== undefined) assert.ok([expected.runs, expected.runs + 1].includes(streamed.runs), `${name}: ${streamed.runs} runs`);
+    assert.equal(streamed.bytes.length, reference.length, `${name}: length`);
+    assert.ok(streamed.bytes.equals(reference), `${name}: same bytes as writeStore`);
+  }
+  // URL stores (SHA-256, 36-byte records) go through the same path.
+  const urls = Array.from({ length: 3000 }, (_, i) => ({ hash: sha256(`u${i}`), count: 1 }));
+  const reference = Buffer.from(writeStore(urls, { hashType: 'sha256' }));
+  const streamed = await streamStore(shuffled(urls), { hashType: 'sha256', runBytes: 36 * 256 }, 'urls.bgs');
+  assert.ok(streamed.bytes.equals(reference), 'sha256 store');
+});
+
+function temporaries() {
+  return readdirSync(dir).filter((entry) => entry.includes('.tmp-'));
+}
+
+test('build --store streams: sorted and shuffled dumps give writeStore\'s bytes, runs and merge on disk, progress per phase', () => {
+  const rows = Array.from({ length: 3000 }, (_, i) => ({ hash: sha1(`pw-${i}`), count: (i * 31) % 500 }));
+  const line = ({ hash, count }) => `${hash.toString('hex').toUpperCase()}:${count}`;
+  const ordered = [...rows].sort((a, b) => Buffer.compare(a.hash, b.hash));
+  writeFileSync(join(dir, 'ordered.txt'), `${ordered.map(line).join('\r\n')}\r\n`);
+  // Shuffled, with duplicates: a row again with a higher count, one with a lower.
+  const mixed = [...shuffled(rows, 7), { hash: rows[5].hash, count: 100000 }, { hash: rows[6].hash, count: 0 }];
+  writeFileSync(join(dir, 'mixed.txt'), `${mixed.map(line).join('\n')}`);
+  const listId = '5a'.repeat(16);
+  const identity = { hashType: 'sha1', listId, generation: 4, minCount: 1 };
+  const kept = (list) => list.filter((r) => r.count >= 1);
+  for (const [name, source, runBytes] of [['ordered', ordered, undefined], ['mixed', mixed, 24 * 256], ['mixed-one-run', mixed, undefined]]) {
+    const input = name.startsWith('mixed') ? 'mixed.txt' : 'ordered.txt';
+    const env = runBytes ? { BLOOMGATE_STORE_RUN_BYTES: String(runBytes) } : {};
+    const built = run(['build', input, '--format', 'hibp', '-o', `${name}.bgf`, '--store', `${name}.bgs`, '--list-id', listId, '--generation', '4', '--progress'], { env });
+    assert.equal(built.status, 0, built.stderr);
+    const expected = Buffer.from(writeStore(kept(source), identity));
+    assert.ok(readFileSync(join(dir, `${name}.bgs`)).equals(expected), `${name}: the bytes of writeStore`);
+    assert.equal(statSync(join(dir, `${name}.bgs`)).mode & 0o777, statSync(join(dir, `${name}.bgf`)).mode & 0o777, 'the store gets the filter\'s permissions');
+    assert.deepEqual(temporaries(), []);
+    const phases = built.stderr.replace(/\r/g, '\n');
+    assert.match(phases, /^counting/m);
+    assert.match(phases, /^adding/m);
+    assert.match(phases, /^writing/m);
+    if (name === 'mixed') {
+      assert.match(phases, /sorting run 12/, 'the 12 runs of 256 records are announced');
+      assert.match(phases, /^merging/m);
+    }
+    if (name === 'ordered') assert.doesNotMatch(phases, /merging|sorting run/, 'sorted input needs no sort');
+  }
+
+  // A bad line after runs were written: exit 65, no outputs, no run files.
+  writeFileSync(join(dir, 'late-bad.txt'), `${mixed.map(line).join('\n')}\nnot a row\n`);
+  const failed = run(['build', 'late-bad.txt', '--format', 'hibp', '--capacity', '5000', '-o', 'late.bgf', '--store', 'late.bgs'], { env: { BLOOMGATE_STORE_RUN_BYTES: String(24 * 256) } });
+  assert.equal(failed.status, 65, failed.stderr);
+  assert.match(failed.stderr, /line 3003: expected SHA1HEX:COUNT/);
+  assert.deepEqual(readdirSync(dir).filter((entry) => entry.startsWith('late.bg')), []);
+  assert.deepEqual(temporaries(), []);
+
+  // URL stores too: the expressions' SHA-256, any input order.
+  const expressions = Array.from({ length: 700 }, (_, i) => `host${i}.example/`);
+  writeFileSync(join(dir, 'many-urls.txt'), `${shuffled(expressions, 3).join('\n')}\n`);
+  const urls = run(['build', 'many-urls.txt', '--format', 'urls', '-o', 'mu.bgf', '--store', 'mu.bgs', '--list-id', listId, '-q'], { env: { BLOOMGATE_STORE_RUN_BYTES: String(36 * 100) } });
+  assert.equal(urls.status, 0, urls.stderr);
+  const expected = Buffer.from(writeStore(expressions.map((e) => ({ hash: sha256(e), count: 1 })), { hashType: 'sha256', listId }));
+  assert.ok(readFileSync(join(dir, 'mu.bgs')).equals(expected), 'url store: the bytes of writeStore');
+  assert.deepEqual(temporaries(), []);
 });
