@@ -55,7 +55,10 @@ function punycodeHost(input) {
   if (!/[^\x00-\x7f]/.test(decoded)) return input;
   let ascii;
   try {
-    ascii = new URL(`http://${decoded}/`).hostname;
+    const parsed = new URL(`http://${decoded}/`);
+    // An escaped '#', '/', '?', '@' or backslash makes the parser take only a part of the host.
+    if (parsed.href !== `http://${parsed.host}/`) return input;
+    ascii = parsed.hostname;
   } catch {
     return input; // not an IDN: escaped by the core, like any other byte
   }

@@ -125,6 +125,9 @@ test('a non-ASCII host the URL parser refuses is percent-escaped by the core, no
   assert.equal(canonicalizeUrl('http://exa mple.例\u0000/'), 'http://exa%20mple.%E4%BE%8B%00/');
   assert.equal(canonicalizeUrl('http:// bücher.example/'), 'http://%20b%C3%BCcher.example/');
   assert.equal(canonicalizeUrl('http://<bücher>.example/a'), 'http://<b%C3%BCcher>.example/a');
+  // An escaped '#' or '/' inside the host: the parser would read a part of it; the core keeps it all.
+  assert.equal(canonicalizeUrl('http://bü%23cher.example/'), 'http://b%C3%BC%23cher.example/');
+  assert.equal(canonicalizeUrl('http://b%C3%BCcher.example%2Fx/'), 'http://b%C3%BCcher.example/x/');
   assert.deepEqual(urlExpressions('http://www.a\x01é.example/x'),
     ['www.a%01%C3%A9.example/x', 'www.a%01%C3%A9.example/', 'a%01%C3%A9.example/x', 'a%01%C3%A9.example/']);
 });
