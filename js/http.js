@@ -95,7 +95,9 @@ export async function privateGet(url, options) {
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (controller.signal.aborted) throw timeout; // a stalled head times out like a stalled body
-      throw new BloomgateError('E_ESCALATION', `${what} request to ${url} failed: ${error?.message ?? error}`, { cause: error });
+      // Browsers say only "Failed to fetch" for a network error and for a CORS refusal alike.
+      const hint = error instanceof TypeError ? ' (a network error, or a cross-origin reply without Access-Control-Allow-Origin)' : '';
+      throw new BloomgateError('E_ESCALATION', `${what} request to ${url} failed: ${error?.message ?? error}${hint}`, { cause: error });
     }
     if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
       discard(response);

@@ -79,6 +79,14 @@ function etagMatches(header, etag) {
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
+/**
+ * Range and hash replies may be kept by shared caches but must be revalidated:
+ * a CDN holding an older generation's reply beside the newer manifest would
+ * answer "clean" for an item the newer list added. (Filter files may be cached:
+ * an older filter is safe against a newer endpoint.)
+ */
+const ANSWER_CACHE = 'public, no-cache';
+
 /** On every reply: browsers must not sniff a type (a range body must never run as a script). */
 const ALWAYS = { 'x-content-type-options': 'nosniff' };
 
@@ -92,6 +100,15 @@ const CHUNK_BYTES = 64 * 1024;
 /** A response that makes no progress for this long is cut: a stalled reader must not hold a connection. */
 const STALLED_WRITE_MS = 30_000;
 
+/** Cut a response that stops making progress; the listener goes with the response (keep-alive sockets serve many). */
+function armStallTimer(res) {
+  const socket = res.socket;
+  if (!socket) return;
+  const onStall = () => res.destroy();
+  socket.setTimeout(STALLED_WRITE_MS, onStall);
+  res.once('close', () => socket.removeListener('timeout', onStall)); // node re-arms its keep-alive timeout itself
+}
+
 /**
  * Send a large body without a per-request copy: views of the one shared
  * buffer, one chunk at a time, the next only once the socket drains.
@@ -99,7 +116,7 @@ const STALLED_WRITE_MS = 30_000;
 function sendBuffer(res, status, headers, buffer) {
   res.writeHead(status, { ...CORS, ...ALWAYS, ...headers });
   if (res.req.method === 'HEAD') return res.end();
-  res.socket?.setTimeout(STALLED_WRITE_MS, () => res.destroy());
+  armStallTimer(res);
   let at = 0;
   const pump = () => {
     while (at < buffer.length) {
@@ -117,7 +134,7 @@ function sendBuffer(res, status, headers, buffer) {
 function sendFile(res, status, headers, path) {
   res.writeHead(status, { ...CORS, ...ALWAYS, ...headers });
   if (res.req.method === 'HEAD') return res.end();
-  res.socket?.setTimeout(STALLED_WRITE_MS, () => res.destroy());
+  armStallTimer(res);
   const stream = createReadStream(path, { highWaterMark: CHUNK_BYTES });
   stream.on('error', () => res.destroy());
   res.on('close', () => stream.destroy());
@@ -233,7 +250,7 @@ export async function createReferenceServer(options = {}) {
       const records = await passwordStore.lookup(parsed.prefix, parsed.bits);
       const body = rangeReply(records, req.headers['add-padding'] === 'true');
       // Padded and unpadded replies differ: a shared cache must key on the header.
-      return send(res, 200, { 'content-type': 'text/plain', 'cache-control': `public, max-age=${maxAge}`, vary: 'Add-Padding' }, body);
+      return send(res, 200, { 'content-type': 'text/plain', 'cache-control': ANSWER_CACHE, vary: 'Add-Padding' }, body);
     }
     if ((match = /^\/hashes\/([^/]*)$/.exec(pathname))) {
       if (!urlStore) return text(res, 404, 'no URL store is configured');
@@ -241,7 +258,7 @@ export async function createReferenceServer(options = {}) {
       if (!parsed) return text(res, 400, 'the hash prefix must be 8 hexadecimal characters');
       const records = await urlStore.lookup(parsed.prefix, parsed.bits);
       const body = records.map(({ hash }) => hex(hash).toLowerCase()).join('\n');
-      return send(res, 200, { 'content-type': 'text/plain', 'cache-control': `public, max-age=${maxAge}` }, body);
+      return send(res, 200, { 'content-type': 'text/plain', 'cache-control': ANSWER_CACHE }, body);
     }
     return serveStatic(res, pathname);
   }

@@ -61,7 +61,7 @@ export async function run(argv) {
       rmSync(temporary, { recursive: true, force: true });
       throw error;
     }
-    const recipes = writeRecipes(values.output, protocol);
+    const recipes = writeRecipes(values.output);
     if (!values.quiet) {
       process.stderr.write(`wrote ${formatCount(files)} files under ${target} from ${formatCount(store.count)} records, manifest last\n`);
       for (const line of recipes) process.stderr.write(`${line}\n`);
@@ -112,27 +112,32 @@ function processAlive(pid) {
  * file (Netlify, Cloudflare Pages). A file of the same name that this command
  * did not write is left alone. Returns lines for the report.
  */
-function writeRecipes(dir, protocol) {
+function writeRecipes(dir) {
+  // Both endpoints, whichever this run wrote: a directory may hold a password and a URL export.
+  // no-cache: a CDN may keep the files but must revalidate them, or after a re-export it could
+  // serve an older generation's range beside the newer manifest, a wrong "clean".
   const recipes = [
     ['bloomgate-nginx.conf', [
       RECIPE_MARK,
       '# Include inside the server block that serves this directory. Range and hash files have no',
       '# extension (nginx would send application/octet-stream; bloomgate reads the body either way).',
-      `location ~ /${protocol}/[^/]+$ {`,
+      'location ~ /(range|hashes)/[^/]+$ {',
       '    default_type text/plain;',
       '    add_header Access-Control-Allow-Origin "*" always;',
       '    add_header X-Content-Type-Options "nosniff" always;',
-      '    add_header Cache-Control "public, max-age=300" always;',
+      '    add_header Cache-Control "public, no-cache" always;',
       '}',
       '',
     ].join('\n')],
     ['_headers', [
       RECIPE_MARK,
-      `/${protocol}/*`,
-      '  Access-Control-Allow-Origin: *',
-      '  Content-Type: text/plain; charset=utf-8',
-      '  X-Content-Type-Options: nosniff',
-      '  Cache-Control: public, max-age=300',
+      ...['/range/*', '/hashes/*'].flatMap((path) => [
+        path,
+        '  Access-Control-Allow-Origin: *',
+        '  Content-Type: text/plain; charset=utf-8',
+        '  X-Content-Type-Options: nosniff',
+        '  Cache-Control: public, no-cache',
+      ]),
       '',
     ].join('\n')],
   ];

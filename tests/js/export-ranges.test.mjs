@@ -101,7 +101,9 @@ test('a complete export on python http.server: listed is breached, a "maybe" not
   assert.equal(manifest.padding, 'none');
   assert.equal(manifest.notFound, 'error');
   assert.match(readFileSync(join(site, '_headers'), 'utf8'), /^# written by bloomgate export-ranges\n\/range\/\*\n {2}Access-Control-Allow-Origin: \*/);
-  assert.match(readFileSync(join(site, 'bloomgate-nginx.conf'), 'utf8'), /location ~ \/range\/\[\^\/\]\+\$ \{\n {4}default_type text\/plain;/);
+  const nginx = readFileSync(join(site, 'bloomgate-nginx.conf'), 'utf8');
+  assert.match(nginx, /location ~ \/\(range\|hashes\)\/\[\^\/\]\+\$ \{\n {4}default_type text\/plain;/);
+  assert.match(nginx, /Cache-Control "public, no-cache"/, 'CDNs revalidate: an older range beside a newer manifest would be a wrong clean');
 
   assert.equal(readFileSync(join(site, 'range', '5BAA6'), 'utf8'), '1E4C9B93F3F0682250B6CF8331B7EE68FD8:9659365');
   assert.equal(readFileSync(join(site, 'range', '00000'), 'utf8'), '');

@@ -100,6 +100,19 @@ test('2,000 connections plus 40 stalled readers of a 16 MiB filter: RSS under 25
   }
 });
 
+test('keep-alive sockets serving many responses do not collect listeners', async () => {
+  const { server, url } = await startReferenceServer({ staticDir: join(dir, 'site'), filters: { big: join(dir, 'big.bgf') } });
+  const sockets = [];
+  server.on('connection', (socket) => sockets.push(socket));
+  try {
+    for (let i = 0; i < 20; i++) await (await fetch(`${url}/${i % 2 ? 'big.bin' : 'filters/big.bgf'}`)).arrayBuffer();
+    assert.ok(sockets.length >= 1 && sockets.length < 20, 'connections were reused');
+    for (const socket of sockets) assert.ok(socket.listenerCount('timeout') <= 2, `${socket.listenerCount('timeout')} timeout listeners`);
+  } finally {
+    await new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); });
+  }
+});
+
 test('a slow-header client is cut within the header timeout, not 10-40 s later', async () => {
   const { server, url } = await startReferenceServer({ passwordStore: join(dir, 'p.bgs'), headersTimeoutMs: 1000, requestTimeoutMs: 1500 });
   try {
