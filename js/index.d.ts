@@ -233,7 +233,7 @@ export interface LoadOptions {
 }
 
 /**
- * Load a .bgf filter. URLs and Responses are streamed straight into wasm
+ * Load a .bgf filter. URLs, Responses and (in Node) file paths and file: URLs are streamed straight into wasm
  * memory; the header is validated from the first 128 bytes, before the rest
  * is downloaded.
  * @throws BloomgateError E_FETCH (network failure, non-ok status), E_INTEGRITY,

@@ -20,6 +20,12 @@ import { asBytes, wrapFilterPointer } from './filter.js';
 import * as wasm from './wasm.js';
 
 const GROWTH_MIN = 64 * 1024;
+/**
+ * Only Node has local files. Elsewhere `#local-file` is never imported, so pages
+ * that map 'bloomgate' with an import map and vendored copies need no mapping for it.
+ */
+const IN_NODE = typeof process === 'object' && process !== null && typeof process.versions?.node === 'string' &&
+  typeof window === 'undefined' && typeof importScripts !== 'function';
 
 function noop() {}
 
@@ -290,7 +296,8 @@ function describeError(error) {
 }
 
 /**
- * Load a .bgf filter from a URL, a Response or bytes.
+ * Load a .bgf filter from a URL, a Response or bytes; in Node also from a
+ * file path or a file: URL (streamed from disk).
  * @param {string | URL | Response | ArrayBuffer | Uint8Array} source
  * @param {{ integrity?: string, onProgress?: (p: { loaded: number, total: number }) => void,
  *   signal?: AbortSignal, fetch?: typeof fetch, maxBytes?: number }} [options]
@@ -316,6 +323,16 @@ export async function loadFilter(source, options = {}) {
   const expected = parseIntegrity(integrity);
   checkAborted(signal);
 
+  if ((typeof source === 'string' || source instanceof URL) && options.fetch === undefined && IN_NODE) {
+    // In Node a path or a file: URL is read from disk, through the same checks as a download.
+    const { openLocalFile } = await import('#local-file');
+    const local = await openLocalFile(source);
+    if (local !== null) {
+      await wasm.ready();
+      checkAborted(signal);
+      return fromResponse(local, String(source), expected, onProgress, signal, maxBytes);
+    }
+  }
   if (typeof source === 'string' || source instanceof URL) {
     const fetchImpl = options.fetch ?? globalThis.fetch;
     if (typeof fetchImpl !== 'function') {

@@ -28,7 +28,7 @@ export const EXTENSION_FILES = [
   'manifest.json', 'background.js', 'warning.html', 'warning.js', 'popup.html', 'popup.js', 'extension.css',
 ];
 /** Library files that need Node (or are the CLI): not shipped in the extension. */
-const NODE_ONLY = new Set(['cli.js', 'server.js', 'store.js', 'wasm-bytes-node.js']);
+const NODE_ONLY = new Set(['cli.js', 'server.js', 'store.js', 'wasm-bytes-node.js', 'local-file-node.js']);
 
 /** The list's identity: the same for every generation of this example list. */
 export const LIST_ID = createHash('sha256').update('bloomgate example phishing list').digest('hex').slice(0, 32);

@@ -538,3 +538,32 @@ describe('a size claimed by a header is not reserved before the bytes arrive', (
     await assert.rejects(loadFilter(fileBytes, { maxBytes: '1e6' }), RangeError);
   });
 });
+
+describe('Node: a file path or a file: URL is read from disk with the checks of a download', () => {
+  test('absolute and relative paths, file: URLs as URL and string; integrity; missing, directory and truncated files', async () => {
+    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join, relative } = await import('node:path');
+    const { pathToFileURL } = await import('node:url');
+    const dir = mkdtempSync(join(tmpdir(), 'bloomgate-local-'));
+    try {
+      const path = join(dir, 'f.bgf');
+      writeFileSync(path, fileBytes);
+      for (const source of [path, relative(process.cwd(), path), pathToFileURL(path), pathToFileURL(path).href]) {
+        const filter = await loadFilter(source, { integrity: sri(fileBytes) });
+        assert.deepEqual(Buffer.from(filter.serialize()), fileBytes, String(source));
+        filter.free();
+      }
+      const progress = [];
+      (await loadFilter(path, { onProgress: (p) => progress.push(p.loaded) })).free();
+      assert.equal(progress.at(-1), fileBytes.length);
+      await assert.rejects(loadFilter(join(dir, 'missing.bgf')), (e) => e.code === 'E_FETCH' && /no such file/.test(e.message));
+      await assert.rejects(loadFilter(dir), (e) => e.code === 'E_FETCH' && /not a regular file/.test(e.message));
+      writeFileSync(join(dir, 'short.bgf'), fileBytes.subarray(0, fileBytes.length - 10));
+      await assert.rejects(loadFilter(join(dir, 'short.bgf')), isCode('E_TRUNCATED'));
+      await assert.rejects(loadFilter(path, { integrity: sri(Buffer.from('x')) }), isCode('E_INTEGRITY'));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
