@@ -85,7 +85,8 @@ export async function run(argv) {
   }
   const { BloomFilter, init } = await import('../index.js');
   const progress = new Progress({ enabled: options.progress });
-  const input = await openInput(options.input);
+  const input = await openInput(options.input, { directories: options.format === 'hibp' });
+  if (input.isDirectory) options.directoryFiles = input.fileCount;
   let output;
   let storeOutput;
   let filter;
@@ -173,12 +174,29 @@ async function readRecords(input, reader, progress, phase) {
   const splitter = new LineSplitter(reader.line);
   let bytes = 0;
   progress.start(phase, input.size);
-  for await (const chunk of input.chunks()) {
-    splitter.push(chunk);
-    bytes += chunk.length;
-    progress.update(bytes, reader.items);
+  if (input.isDirectory) {
+    // A downloader directory: each file is one prefix's rows, in prefix order.
+    let files = 0;
+    for (const file of input.files()) {
+      reader.beginFile(file.path, file.prefix);
+      splitter.reset();
+      for (const chunk of input.fileChunks(file.path)) {
+        splitter.push(chunk);
+        bytes += chunk.length;
+      }
+      splitter.end();
+      progress.update(bytes, reader.items);
+      // Reads are synchronous: let signals (Ctrl-C) in now and then.
+      if ((++files & 255) === 0) await new Promise(setImmediate);
+    }
+  } else {
+    for await (const chunk of input.chunks()) {
+      splitter.push(chunk);
+      bytes += chunk.length;
+      progress.update(bytes, reader.items);
+    }
+    splitter.end();
   }
-  splitter.end();
   progress.update(bytes, reader.items);
 }
 
@@ -273,6 +291,9 @@ function report(options, reader, filter, fileBytes, store) {
     const first = reader.invalidLineNumbers.join(', ');
     const more = reader.invalid > reader.invalidLineNumbers.length ? ', ...' : '';
     lines.push(`skipped ${formatCount(reader.invalid)} invalid line${reader.invalid === 1 ? '' : 's'} (line${reader.invalid === 1 ? '' : 's'} ${first}${more})`);
+  }
+  if (options.directoryFiles !== undefined && options.directoryFiles < 1 << 20) {
+    lines.push(`bloomgate: warning: ${options.input} holds ${formatCount(options.directoryFiles)} of the 1,048,576 prefix files (an incomplete download?)`);
   }
   if (reader.items > stats.capacity) {
     lines.push(`bloomgate: warning: ${formatCount(reader.items)} items exceed the capacity of ${formatCount(stats.capacity)}; the error rate is above its target (rebuild with a larger --capacity)`);

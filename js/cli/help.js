@@ -28,7 +28,7 @@ ${EXIT_CODES_TEXT}
 `;
 
 export const COMMAND_HELP = {
-  build: `Usage: bloomgate build [input|-] -o out.bgf [options]
+  build: `Usage: bloomgate build [input|DIR|-] -o out.bgf [options]
 
 Build a filter file from one item per line (LF or CRLF). Reads stdin when the
 input is "-" or missing. Empty lines are skipped. Lines may be at most 65536 bytes.
@@ -43,7 +43,10 @@ Options:
   --seed S               hash seed, 0..2^64-1, decimal or 0x hex (default 0)
   --format F             lines (default): each line is an item (its UTF-8 bytes)
                          hibp: "SHA1HEX:COUNT" rows of a Have I Been Pwned dump;
-                         the filter answers for the plaintext passwords
+                         the filter answers for the plaintext passwords. The
+                         input may also be the downloader's directory of
+                         per-prefix files (21BD1.txt: "SUFFIX:COUNT" rows).
+                         Byte order marks are skipped; NTLM dumps are refused
                          urls: a URL or Safe Browsing expression per line
                          ("evil.example" lists the whole host); the filter
                          answers for any URL under a listed expression, and

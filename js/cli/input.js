@@ -2,26 +2,33 @@
 // a counting pass) or stdin (a stream; buffered in memory only when a second
 // pass is needed). Open failures become exit 66.
 import { open } from 'node:fs/promises';
-import { basename } from 'node:path';
-import { fstatSync, read } from 'node:fs';
-import { cannotOpen } from './errors.js';
+import { basename, join } from 'node:path';
+import { closeSync, fstatSync, openSync, read, readdirSync, readSync, statSync } from 'node:fs';
+import { CliError, EXIT, cannotOpen } from './errors.js';
 
 const CHUNK_BYTES = 1 << 20;
 
 /**
- * Open an input: a path, or '-' / undefined for stdin.
- * @returns {Promise<InputSource>}
+ * Open an input: a path, or '-' / undefined for stdin. With `directories`
+ * (--format hibp), a directory is a downloader's per-prefix layout.
+ * @returns {Promise<InputSource | DirectoryInput>}
  */
-export async function openInput(path) {
+export async function openInput(path, { directories = false } = {}) {
   if (path === undefined || path === '-') return openStdin();
   let handle;
   try {
     handle = await open(path, 'r');
     const info = await handle.stat();
-    if (info.isDirectory()) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+    if (info.isDirectory()) {
+      if (!directories) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
+      await handle.close();
+      handle = undefined;
+      return DirectoryInput.open(path);
+    }
     return new InputSource({ label: basename(path), path, handle, size: info.isFile() ? info.size : undefined, rereadable: info.isFile() });
   } catch (error) {
     await handle?.close().catch(() => {});
+    if (error instanceof CliError) throw error;
     throw cannotOpen(path, error);
   }
 }
@@ -120,4 +127,105 @@ function readFd(fd, buffer, position) {
   return new Promise((resolve, reject) => {
     read(fd, buffer, 0, buffer.length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead)));
   });
+}
+
+/** Files a downloader directory may hold: a 5-hex prefix, optionally an extension (`21BD1.txt`). */
+const PREFIX_FILE = /^([0-9A-Fa-f]{5})(\.[A-Za-z0-9]{1,16})?$/;
+const PREFIXES = 1 << 20;
+
+const layoutError = (message) => new CliError(message, 'E_LAYOUT', EXIT.DATA);
+
+/**
+ * The per-prefix layout of the Pwned Passwords downloader (`-s false`): one
+ * file per 5-hex prefix, named by it, holding `SUFFIX:COUNT` rows. Files are
+ * read in prefix order, so the rows come out in hash order. Hidden files
+ * (`.DS_Store`, ...) are ignored; anything else is an error, never skipped.
+ * Reads are synchronous: a million small files through the thread pool cost
+ * a round trip each.
+ */
+export class DirectoryInput {
+  static open(path) {
+    let entries;
+    try {
+      entries = readdirSync(path, { withFileTypes: true });
+    } catch (error) {
+      throw cannotOpen(path, error);
+    }
+    const names = new Array(PREFIXES);
+    let files = 0;
+    let size = 0;
+    for (const entry of entries) {
+      const name = entry.name;
+      if (name.startsWith('.')) continue;
+      const where = join(path, name);
+      const match = PREFIX_FILE.exec(name);
+      if (!match) {
+        throw layoutError(`${where}: not a per-prefix file (a directory input holds only files named by a 5-hex prefix, e.g. 21BD1.txt; a combined dump is given as a file)`);
+      }
+      let stat;
+      try {
+        stat = statSync(where);
+      } catch (error) {
+        throw cannotOpen(where, error);
+      }
+      if (!stat.isFile()) throw layoutError(`${where}: not a regular file (a directory input holds only per-prefix files)`);
+      const prefix = parseInt(match[1], 16);
+      if (names[prefix] !== undefined) throw layoutError(`${where}: prefix ${match[1].toUpperCase()} is also in ${join(path, names[prefix])} (mixed layouts in one directory)`);
+      names[prefix] = name;
+      size += stat.size;
+      files++;
+    }
+    if (files === 0) throw layoutError(`${path}: no per-prefix files (expected files named 00000.txt ... FFFFF.txt)`);
+    return new DirectoryInput({ path, names, files, size });
+  }
+
+  constructor({ path, names, files, size }) {
+    this.label = basename(path);
+    this.path = path;
+    this.names = names;
+    this.fileCount = files;
+    this.size = size;
+    this.rereadable = true;
+    this.isDirectory = true;
+  }
+
+  /** The files in prefix order: { name, prefix (5 uppercase hex), path }. */
+  *files() {
+    for (let prefix = 0; prefix < PREFIXES; prefix++) {
+      const name = this.names[prefix];
+      if (name === undefined) continue;
+      yield { name, prefix: prefix.toString(16).toUpperCase().padStart(5, '0'), path: join(this.path, name) };
+    }
+  }
+
+  /** One file's bytes in chunks, read synchronously into one reused buffer. */
+  *fileChunks(path) {
+    this.buffer ??= Buffer.allocUnsafe(CHUNK_BYTES);
+    let fd;
+    try {
+      fd = openSync(path, 'r');
+    } catch (error) {
+      throw cannotOpen(path, error);
+    }
+    try {
+      let position = 0;
+      for (;;) {
+        let bytesRead;
+        try {
+          bytesRead = readSync(fd, this.buffer, 0, CHUNK_BYTES, position);
+        } catch (error) {
+          throw cannotOpen(path, error);
+        }
+        if (bytesRead === 0) return;
+        position += bytesRead;
+        yield this.buffer.subarray(0, bytesRead);
+      }
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  async close() {
+    this.buffer = null;
+  }
 }

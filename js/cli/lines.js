@@ -31,6 +31,14 @@ export class LineSplitter {
     this.bomBytes = 0; // bytes of a byte order mark matched so far; -1 once past the start
   }
 
+  /** Start a new input (the next file): line numbers from 1, a byte order mark skipped again. */
+  reset() {
+    this.lineNumber = 0;
+    this.carryLength = 0;
+    this.overflow = false;
+    this.bomBytes = 0;
+  }
+
   /** Feed the next chunk of input. */
   push(chunk) {
     const length = chunk.length;
