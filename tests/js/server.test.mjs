@@ -93,6 +93,31 @@ test('checkPassword works unchanged against the reference server', async () => {
   filter.free();
 });
 
+test('padded replies: every row a 35-hex suffix, sorted, the real rows among fresh random padding', async () => {
+  const { rangeReply } = await import('../../js/store.js');
+  const records = ['21BD10000000000000000000000000000000000A', '21BD18888888888888888888888888888888888F', '21BD1FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF']
+    .map((hex, i) => ({ hash: Buffer.from(hex, 'hex'), count: i + 1 }));
+  const firstDigits = new Array(16).fill(0);
+  let previous = null;
+  for (let reply = 0; reply < 200; reply++) {
+    const text = rangeReply(records, true);
+    assert.ok(!text.endsWith('\r\n'));
+    const rows = text.split('\r\n');
+    assert.ok(rows.length >= 800 && rows.length <= 1000);
+    assert.ok(rows.every((row) => /^[0-9A-F]{35}:\d+$/.test(row)));
+    assert.deepEqual(rows, [...rows].sort(), 'sorted, real rows in place');
+    assert.deepEqual(rows.filter((row) => !row.endsWith(':0')), ['0000000000000000000000000000000000A:1', '8888888888888888888888888888888888F:2', 'FFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF:3']);
+    const padding = rows.filter((row) => row.endsWith(':0'));
+    for (const row of padding) firstDigits[parseInt(row[0], 16)]++;
+    if (previous) assert.equal(padding.filter((row) => previous.has(row)).length, 0, 'fresh padding every reply');
+    previous = new Set(padding);
+  }
+  // Uniform first digits: each of 16 near 1/16 of ~180,000 rows (chi-square far below any plausible bias).
+  const total = firstDigits.reduce((a, b) => a + b, 0);
+  const chi = firstDigits.reduce((sum, n) => sum + (n - total / 16) ** 2 / (total / 16), 0);
+  assert.ok(chi < 60, `chi-square ${chi.toFixed(1)} over 15 degrees of freedom`);
+});
+
 test('each endpoint serves its manifest: the list id, generation, records and threshold of its store', async () => {
   const range = await fetch(`${base}/range/manifest.json`);
   assert.equal(range.status, 200);
