@@ -404,7 +404,7 @@ export function checkPassword(password: string, options: EscalationOptions & {
   minCount?: number;
 }): Promise<PasswordCheck>;
 
-/** Safe Browsing canonical form (sync; IDN hosts become punycode). BloomgateError E_URL when unparsable. */
+/** Safe Browsing canonical form (sync; IDN hosts become punycode). Schemes http, https, ftp, ws, wss (none: http); any other scheme, or an unparsable URL, is BloomgateError E_URL. */
 export function canonicalizeUrl(url: string): string;
 /** Host-suffix x path-prefix expressions, most specific first, at most 30 (sync). */
 export function urlExpressions(url: string): string[];
