@@ -910,6 +910,11 @@ export class WasmBuffer {
     return rc < 0 ? { rc, header: null } : { rc, header: readHeader() };
   }
 
+  /** The bytes so far, as a view of wasm memory (valid until memory grows: copy or use at once). */
+  bytes() {
+    return HEAPU8.subarray(this.ptr, this.ptr + this.length);
+  }
+
   /** Feed bytes [from, to) to a Sha256. */
   hashRange(sha, from, to) {
     ex.bg_sha256_update(sha.ctx, this.ptr + from, to - from);

@@ -567,3 +567,33 @@ describe('Node: a file path or a file: URL is read from disk with the checks of 
     }
   });
 });
+
+describe('integrity without SubtleCrypto (plain-http pages): the wasm digest', () => {
+  test('a Node without globalThis.crypto checks integrity with the wasm SHA-256, streamed and from bytes', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const script = `
+      import { BloomFilter, loadFilter } from ${JSON.stringify(new URL('../../js/index.js', import.meta.url).href)};
+      import { createHash } from 'node:crypto';
+      if (globalThis.crypto?.subtle !== undefined) throw new Error('crypto.subtle is still there');
+      const f = await BloomFilter.create({ capacity: 1000, errorRate: 0.01 }); f.add('x');
+      const bytes = f.serialize();
+      const good = 'sha256-' + createHash('sha256').update(bytes).digest('base64');
+      const bad = 'sha256-' + createHash('sha256').update('other').digest('base64');
+      const results = [];
+      for (const source of [() => bytes, () => new Response(bytes)]) {
+        results.push((await loadFilter(source(), { integrity: good })).mightContain('x'));
+        results.push(await loadFilter(source(), { integrity: bad }).then(() => 'loaded', (e) => e.code));
+      }
+      console.log(JSON.stringify(results));`;
+    // A file, not -e: in -e code a bare `crypto` is the node:crypto module, which has .subtle.
+    const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'bloomgate-nosubtle-'));
+    writeFileSync(join(dir, 'check.mjs'), script);
+    const run = spawnSync(process.execPath, ['--no-experimental-global-webcrypto', join(dir, 'check.mjs')], { encoding: 'utf8' });
+    rmSync(dir, { recursive: true, force: true });
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(JSON.parse(run.stdout), [true, 'E_INTEGRITY', true, 'E_INTEGRITY']);
+  });
+});
