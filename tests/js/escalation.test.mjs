@@ -241,3 +241,22 @@ test('only the 5-hex prefix reaches a range endpoint', async () => {
   }
   assert.ok(service.requests.some((r) => r.url === `/range/${hex.slice(0, 5)}`));
 });
+
+test('through a gate: a misconfigured endpoint is an error for onError, never a silent clean', async () => {
+  const notFound = await serve((req, res) => res.writeHead(404).end('no such thing')); // a mistyped URL
+  try {
+    const confirm = async (item, { signal }) => (await checkPassword(item, { filter: maybeAll(), rangeUrl: `${notFound.url}/rnage`, signal })).breached;
+    const strict = createGate({ filter: { mightContain: () => true }, confirm });
+    await assert.rejects(strict.check('hunter2'), (e) => e instanceof BloomgateError && e.code === 'E_ESCALATION');
+    const cautious = createGate({ filter: { mightContain: () => true }, confirm, onError: 'listed' });
+    const answer = await cautious.check('hunter2');
+    assert.equal(answer.listed, true);
+    assert.equal(answer.error.code, 'E_ESCALATION');
+    assert.equal(cautious.stats().errors, 1);
+    // Only an explicit choice turns it into "clean".
+    const lenient = createGate({ filter: { mightContain: () => true }, confirm, onError: 'clean' });
+    assert.equal((await lenient.check('hunter2')).listed, false);
+  } finally {
+    await notFound.close();
+  }
+});
