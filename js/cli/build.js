@@ -5,9 +5,10 @@
 // given does the input have to be read twice (count, then add): a file is
 // simply re-read; a pipe is held in memory in between.
 import { randomBytes } from 'node:crypto';
-import { basename } from 'node:path';
+import { statSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
 import { parseChoice, parseCommandArgs, parseNonNegativeInteger, parsePositiveInteger, parseProbability, parseSeed } from './args.js';
-import { CliError, EXIT, usageError } from './errors.js';
+import { CliError, EXIT, quote, usageError } from './errors.js';
 import { COMMAND_HELP } from './help.js';
 import { openInput } from './input.js';
 import { LineSplitter } from './lines.js';
@@ -87,6 +88,12 @@ export async function run(argv) {
   const progress = new Progress({ enabled: options.progress });
   const input = await openInput(options.input, { directories: options.format === 'hibp' });
   if (input.isDirectory) options.directoryFiles = input.fileCount;
+  try {
+    refuseToOverwriteInput(input, options);
+  } catch (error) {
+    await input.close();
+    throw error;
+  }
   let output;
   let storeOutput;
   let filter;
@@ -160,6 +167,38 @@ export async function run(argv) {
   } finally {
     filter?.free();
     await input.close();
+  }
+}
+
+/**
+ * An output must not replace the input it is built from: the same path, a
+ * symbolic or hard link to it (same device and inode), or, for a downloader
+ * directory, a file inside it. Nor may -o and --store name one file.
+ */
+function refuseToOverwriteInput(input, options) {
+  const outputs = [['-o', options.output], ['--store', options.store]].filter(([, path]) => path !== undefined);
+  const identity = (path) => {
+    try {
+      return statSync(path);
+    } catch {
+      return null; // does not exist (yet): it cannot be the input
+    }
+  };
+  const same = (a, b) => a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
+  const source = input.stat && (input.stat.isFile() || input.stat.isDirectory()) ? input.stat : null;
+  const described = input.label === 'stdin' ? 'the input (stdin)' : `the input ${quote(input.path)}`;
+  for (const [flag, path] of outputs) {
+    const target = identity(path);
+    if (source && same(target, source)) {
+      throw usageError(`${flag} ${quote(path)} is ${described}${resolve(path) === resolve(input.path ?? '') ? '' : ' (a link to it)'}: refusing to overwrite it`);
+    }
+    if (source && input.isDirectory && same(identity(dirname(resolve(path))), source)) {
+      throw usageError(`${flag} ${quote(path)} is inside ${described}, a per-prefix directory: write outputs elsewhere`);
+    }
+  }
+  if (outputs.length === 2) {
+    const [[, a], [, b]] = outputs;
+    if (resolve(a) === resolve(b) || same(identity(a), identity(b))) throw usageError('--store and --output must be different files');
   }
 }
 

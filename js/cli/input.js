@@ -23,9 +23,9 @@ export async function openInput(path, { directories = false } = {}) {
       if (!directories) throw Object.assign(new Error('is a directory'), { code: 'EISDIR' });
       await handle.close();
       handle = undefined;
-      return DirectoryInput.open(path);
+      return DirectoryInput.open(path, info);
     }
-    return new InputSource({ label: basename(path), path, handle, size: info.isFile() ? info.size : undefined, rereadable: info.isFile() });
+    return new InputSource({ label: basename(path), path, handle, size: info.isFile() ? info.size : undefined, rereadable: info.isFile(), stat: info });
   } catch (error) {
     await handle?.close().catch(() => {});
     if (error instanceof CliError) throw error;
@@ -43,13 +43,13 @@ function openStdin() {
     info = null;
   }
   if (info && info.isFile()) {
-    return new InputSource({ label: 'stdin', path: 'stdin', fd: 0, size: info.size, rereadable: true });
+    return new InputSource({ label: 'stdin', path: 'stdin', fd: 0, size: info.size, rereadable: true, stat: info });
   }
   return new InputSource({ label: 'stdin', path: 'stdin', stream: process.stdin, rereadable: false });
 }
 
 export class InputSource {
-  constructor({ label, path, handle, fd, stream, size, rereadable }) {
+  constructor({ label, path, handle, fd, stream, size, rereadable, stat = null }) {
     this.label = label; // what the metadata calls the source
     this.path = path; // what error messages call it
     this.handle = handle;
@@ -57,6 +57,7 @@ export class InputSource {
     this.stream = stream;
     this.size = size; // bytes, when known (progress shows a percentage)
     this.rereadable = rereadable;
+    this.stat = stat; // the file's identity (dev, ino), so outputs can be checked against it
     this.buffered = null;
   }
 
@@ -144,7 +145,7 @@ const layoutError = (message) => new CliError(message, 'E_LAYOUT', EXIT.DATA);
  * a round trip each.
  */
 export class DirectoryInput {
-  static open(path) {
+  static open(path, stat) {
     let entries;
     try {
       entries = readdirSync(path, { withFileTypes: true });
@@ -176,10 +177,10 @@ export class DirectoryInput {
       files++;
     }
     if (files === 0) throw layoutError(`${path}: no per-prefix files (expected files named 00000.txt ... FFFFF.txt)`);
-    return new DirectoryInput({ path, names, files, size });
+    return new DirectoryInput({ path, names, files, size, stat });
   }
 
-  constructor({ path, names, files, size }) {
+  constructor({ path, names, files, size, stat }) {
     this.label = basename(path);
     this.path = path;
     this.names = names;
@@ -187,6 +188,7 @@ export class DirectoryInput {
     this.size = size;
     this.rereadable = true;
     this.isDirectory = true;
+    this.stat = stat;
   }
 
   /** The files in prefix order: { name, prefix (5 uppercase hex), path }. */

@@ -2,8 +2,9 @@
 // renamed over `<out>` only once complete. A failed or interrupted command
 // leaves no half-written file behind. The temporary file is created up front,
 // so an unwritable destination fails before a long build, not after it.
-import { open, rename, unlink } from 'node:fs/promises';
+import { open, readdir, rename, lstat, unlink } from 'node:fs/promises';
 import { unlinkSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { cannotCreate } from './errors.js';
 
 const pending = new Set();
@@ -46,6 +47,54 @@ export function forgetTemporary(path) {
   pending.delete(path);
 }
 
+const STARTED = Date.now() - process.uptime() * 1000;
+
+function processIsGone(pid) {
+  try {
+    process.kill(pid, 0);
+    return false; // alive (ours to signal)
+  } catch (error) {
+    return error.code === 'ESRCH'; // EPERM: alive, someone else's
+  }
+}
+
+/**
+ * A process killed outright (SIGKILL, a power cut) cannot remove its
+ * temporary files. Before writing `path`, remove those of earlier runs for
+ * the same output: `<name>.tmp-<pid>` and `<name>.tmp-<pid>-<suffix>` whose
+ * process no longer exists and which were last written before this process
+ * started (a live writer on another host or PID namespace keeps writing, or
+ * started after us). Nothing else is touched; failures are ignored.
+ */
+export async function removeStaleTemporaries(path) {
+  const prefix = `${basename(path)}.tmp-`;
+  const directory = dirname(path);
+  let names;
+  try {
+    names = await readdir(directory);
+  } catch {
+    return [];
+  }
+  const removed = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const match = /^([0-9]+)(?:-[A-Za-z0-9]+)?$/.exec(name.slice(prefix.length));
+    if (!match) continue;
+    const pid = Number(match[1]);
+    if (pid === process.pid || !processIsGone(pid)) continue;
+    const where = join(directory, name);
+    try {
+      const info = await lstat(where);
+      if (!info.isFile() || info.mtimeMs >= STARTED) continue;
+      await unlink(where);
+      removed.push(name);
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
+  return removed;
+}
+
 export class AtomicOutput {
   constructor(path, temporaryPath, handle) {
     this.path = path;
@@ -57,6 +106,7 @@ export class AtomicOutput {
   static async create(path) {
     const temporary = temporaryPath(path);
     installCleanup();
+    await removeStaleTemporaries(path);
     try {
       const handle = await open(temporary, 'w+', 0o644);
       pending.add(temporary);
