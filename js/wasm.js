@@ -64,7 +64,7 @@ const REQUIRED_EXPORTS = [
   'bgw_positions', 'bgw_sha256_ctx_size', 'bg_kind_name', 'bg_filter_remove', 'bg_filter_remove_key',
   'bg_filter_seal', 'bg_filter_to_classic', 'bg_url_canonicalize', 'bg_url_expressions',
   'bg_file_hasher_new', 'bg_file_hasher_free', 'bg_file_hasher_update', 'bgw_file_hasher_digest',
-  'bgw_filter_deserialize_owned_checked',
+  'bgw_filter_deserialize_owned_checked', 'bg_filter_add_h1',
 ];
 
 const encoder = new TextEncoder();
@@ -413,6 +413,77 @@ export function filterContainsKey(filter, key) {
   if (rc > 0) return true;
   if (rc === 0) return false;
   throw statusError(rc);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sharded fuse builds (js/cli/fuse-shards.js)                               */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Hash one key (bytes, or a string as UTF-8) as bg_hash does with the given
+ * seed and leave its words in `out` (a Uint32Array of 4): h1 low, h1 high,
+ * h2 low, h2 high. No BigInt on the way: a sharded build hashes every key.
+ */
+export function hashWords(item, seedLo, seedHi, out) {
+  const len = stageKey(item, 'key');
+  const at = miscPtr + MISC_HASH;
+  ex.bgw_hash(keyPtr, len, seedLo, seedHi, at);
+  if (keyPtr !== scratchPtr) releaseKey();
+  const words = HEAPU32;
+  const i = at >>> 2;
+  out[0] = words[i];
+  out[1] = words[i + 1];
+  out[2] = words[i + 2];
+  out[3] = words[i + 3];
+}
+
+/**
+ * Add keys to a fuse filter by their h1 values: `bytes` holds little-endian
+ * u64 records (bg_filter_add_h1), staged through the batch arena in chunks.
+ */
+export function filterAddH1(filter, bytes) {
+  if (bytes.length % 8 !== 0) throw new RangeError('h1 records are 8 bytes each');
+  const piece = BATCH_PACKED_BYTES;
+  for (let done = 0; done < bytes.length; done += piece) {
+    const part = bytes.subarray(done, Math.min(bytes.length, done + piece));
+    arenaReserve(part.length);
+    HEAPU8.set(part, arena.items);
+    check(ex.bg_filter_add_h1(filter, arena.items, part.length / 8));
+  }
+  arenaShrink();
+}
+
+/** The .bgf file checksum (XXH3-64 of bytes [16, end)) of a file fed in pieces from byte 0. */
+export class FileChecksum {
+  constructor() {
+    this.hasher = ex.bg_file_hasher_new() >>> 0;
+    if (this.hasher === 0) throw statusError(-3); // BG_E_NOMEM
+  }
+
+  /** Feed the next bytes of the file (any size; copied into wasm memory in pieces). */
+  update(bytes) {
+    for (let done = 0; done < bytes.length; done += APPEND_PIECE) {
+      const part = bytes.subarray(done, Math.min(bytes.length, done + APPEND_PIECE));
+      arenaReserve(part.length);
+      HEAPU8.set(part, arena.items);
+      ex.bg_file_hasher_update(this.hasher, arena.items, part.length);
+    }
+  }
+
+  /** The checksum field's 8 bytes, little-endian, as the header stores them. */
+  digestBytes() {
+    const out = miscPtr + MISC_HASH;
+    ex.bgw_file_hasher_digest(this.hasher, out);
+    return HEAPU8.slice(out, out + 8);
+  }
+
+  free() {
+    if (this.hasher !== 0) {
+      ex.bg_file_hasher_free(this.hasher);
+      this.hasher = 0;
+    }
+    arenaShrink();
+  }
 }
 
 /* ------------------------------------------------------------------------ */

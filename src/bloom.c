@@ -99,7 +99,7 @@ BG_COLD static bg_status classic_merge(void *dst_state, const void *src_state) {
 
 static uint64_t bit_count(const classic *c) { return bg__popcount_bytes(c->bits, payload_bytes(c->m)); }
 
-static void classic_describe(const void *state, uint64_t count, bg_kind_info *info) {
+BG_COLD static void classic_describe(const void *state, uint64_t count, bg_kind_info *info) {
   const classic *c = (const classic *)state;
   info->m = c->m;
   info->k = c->k;

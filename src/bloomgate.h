@@ -281,6 +281,14 @@ int bg_filter_contains(const bg_filter *filter, const void *item, size_t len);
 bg_status bg_filter_add_key(bg_filter *filter, const void *key, size_t len);
 /** @return 1, 0 or a negative bg_status, for an already-encoded key. */
 int bg_filter_contains_key(const bg_filter *filter, const void *key, size_t len);
+/**
+ * @brief Add keys to a fuse filter (fuse8, fuse16) by their h1 alone: h1[i]
+ * is the low half of bg_hash(key, len, seed) with the filter's seed. How a
+ * sharded build feeds one shard (docs/kinds/fuse.md): the shard's payload is
+ * that of the unsharded filter of these keys. Each value counts as one add.
+ * BG_E_UNSUPPORTED for other kinds.
+ */
+bg_status bg_filter_add_h1(bg_filter *filter, const uint64_t *h1, size_t count);
 /** @brief Remove an item (kinds that support deletion; BG_E_UNSUPPORTED otherwise). */
 bg_status bg_filter_remove(bg_filter *filter, const void *item, size_t len);
 bg_status bg_filter_remove_key(bg_filter *filter, const void *key, size_t len);

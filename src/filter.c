@@ -42,7 +42,7 @@ const char *bg_kind_name(int kind) {
  * p_e = 1 - (1 - p)^(1/30), computed as -expm1(log1p(-p) / 30) to stay exact
  * for small p. URLs with fewer expressions escalate less often than p.
  */
-double bg_key_error_rate(int key_encoding, double error_rate) {
+BG_COLD double bg_key_error_rate(int key_encoding, double error_rate) {
   if (key_encoding != BG_KEY_URL) return error_rate;
   return -expm1(log1p(-error_rate) / (double)BG_URL_MAX_EXPRESSIONS);
 }
@@ -59,7 +59,7 @@ struct bg_filter {
   size_t metadata_length;
 };
 
-bg_status bg_filter_create(int kind, uint64_t capacity, double error_rate, uint64_t seed,
+BG_COLD bg_status bg_filter_create(int kind, uint64_t capacity, double error_rate, uint64_t seed,
                            int key_encoding, bg_filter **out) {
   BG_RETURN_IF(!out, BG_E_ARG);
   *out = NULL;
@@ -151,6 +151,23 @@ bg_status bg_filter_add_key(bg_filter *f, const void *key, size_t len) {
   bg_status rc = f->ops->add(f->state, bg__hash(key, len, f->seed));
   if (rc == BG_OK) f->count++;
   return rc;
+}
+
+/*
+ * Fuse kinds key on h1 alone, so a builder that has hashed and partitioned
+ * the keys (a sharded build, docs/kinds/fuse.md) hands each shard's filter
+ * just the h1 values: h2 picked the shard and is not needed again.
+ */
+BG_COLD bg_status bg_filter_add_h1(bg_filter *f, const uint64_t *h1, size_t count) {
+  BG_RETURN_IF(!f || (!h1 && count), BG_E_ARG);
+  BG_RETURN_IF(f->ops->kind != BG_KIND_FUSE8 && f->ops->kind != BG_KIND_FUSE16, BG_E_UNSUPPORTED);
+  for (size_t i = 0; i < count; i++) {
+    bg_hash_pair hash = {h1[i], 0};
+    bg_status rc = f->ops->add(f->state, hash);
+    if (rc != BG_OK) return rc;
+    f->count++;
+  }
+  return BG_OK;
 }
 
 int bg_filter_contains_key(const bg_filter *f, const void *key, size_t len) {
@@ -283,7 +300,7 @@ bg_status bg_filter_seal(bg_filter *f) {
   return f->ops->seal ? f->ops->seal(f->state, f->seed) : BG_OK;
 }
 
-bg_status bg_filter_to_classic(const bg_filter *f, bg_filter **out) {
+BG_COLD bg_status bg_filter_to_classic(const bg_filter *f, bg_filter **out) {
   BG_RETURN_IF(!f || !out, BG_E_ARG);
   *out = NULL;
   BG_RETURN_IF(!f->ops->to_classic, BG_E_UNSUPPORTED);
@@ -306,7 +323,7 @@ bg_status bg_filter_to_classic(const bg_filter *f, bg_filter **out) {
   return BG_OK;
 }
 
-bg_status bg_filter_merge(bg_filter *dst, const bg_filter *src) {
+BG_COLD bg_status bg_filter_merge(bg_filter *dst, const bg_filter *src) {
   BG_RETURN_IF(!dst || !src, BG_E_ARG);
   BG_RETURN_IF(dst->ops != src->ops || dst->seed != src->seed || dst->key_encoding != src->key_encoding,
                BG_E_INCOMPATIBLE);
@@ -318,7 +335,7 @@ bg_status bg_filter_merge(bg_filter *dst, const bg_filter *src) {
   return BG_OK;
 }
 
-static void filter_header(const bg_filter *f, const bg_kind_info *kind_info, bg_header *h) {
+BG_COLD static void filter_header(const bg_filter *f, const bg_kind_info *kind_info, bg_header *h) {
   memset(h, 0, sizeof *h);
   h->version = BG_FORMAT_VERSION;
   h->kind = f->ops->kind;
@@ -338,7 +355,7 @@ static void filter_header(const bg_filter *f, const bg_kind_info *kind_info, bg_
   h->file_length = h->payload_offset + h->payload_length;
 }
 
-void bg_filter_info(const bg_filter *f, bg_info *info) {
+BG_COLD void bg_filter_info(const bg_filter *f, bg_info *info) {
   memset(info, 0, sizeof *info);
   if (!f) return;
   bg_kind_info kind_info;
@@ -363,7 +380,7 @@ void bg_filter_info(const bg_filter *f, bg_info *info) {
   memcpy(info->list_id, f->list_id, 16);
 }
 
-bg_status bg_filter_set_metadata(bg_filter *f, const void *data, size_t len) {
+BG_COLD bg_status bg_filter_set_metadata(bg_filter *f, const void *data, size_t len) {
   BG_RETURN_IF(!f || (!data && len), BG_E_ARG);
   BG_RETURN_IF(len > BG_MAX_METADATA, BG_E_METADATA);
   uint8_t *copy = NULL;

@@ -43,6 +43,8 @@
 #define FUSE_MAX_KEYS UINT64_C(3800000000)
 /* Each attempt fails with small probability (well under 1/2 at any n), so this bound is never met in practice. */
 #define FUSE_MAX_ATTEMPTS 100u
+/* A sharded payload has 2^1 .. 2^24 shards (its table alone is then 128 MiB). */
+#define FUSE_MAX_SHARD_BITS 24u
 /* Reserve at most this many hashes up front however large the capacity hint (2^24 * 8 B = 128 MiB). */
 #define FUSE_MAX_RESERVE ((size_t)1 << 24)
 
@@ -58,9 +60,18 @@ typedef struct {
   /* Built (after seal or load). */
   uint64_t key_count, fuse_seed;
   uint32_t segment_length, segment_count, array_length;
-  uint8_t *cells; /* array_length * width bytes, little-endian */
+  uint8_t *cells; /* array_length * width bytes, little-endian; sharded: the whole payload */
   void *owned;    /* cells' allocation, or NULL when they lie in a file buffer */
+
+  /*
+   * Sharded (loaded from a file only; docs/kinds/fuse.md): 2^shard_bits
+   * shards, each an unsharded payload at cells + its table entry, read in
+   * place at every query. 0 for an unsharded filter, which uses the fields above.
+   */
+  unsigned shard_bits;
+  uint64_t payload_length, total_cells;
 } fuse;
+
 
 /* ---- hashing --------------------------------------------------------------- */
 
@@ -198,6 +209,8 @@ static void fuse_drop_built(fuse *f) {
   f->cells = NULL;
   f->key_count = f->fuse_seed = 0;
   f->segment_length = f->segment_count = f->array_length = 0;
+  f->shard_bits = 0;
+  f->payload_length = f->total_cells = 0;
   f->sealed = 0;
 }
 
@@ -245,9 +258,28 @@ static bg_status fuse_add(void *state, bg_hash_pair hash) {
 
 /* ---- querying -------------------------------------------------------------- */
 
-static inline int fuse_query(const fuse *f, uint64_t h1, unsigned width) {
-  if (!f->array_length) return 0; /* sealed with no keys: nothing is a member */
-  uint64_t x = fuse_mix(h1 ^ f->fuse_seed);
+/*
+ * In a sharded filter a key is asked in the shard named by the top shard_bits
+ * bits of h2 (which nothing else in a fuse filter reads): *out gets that
+ * shard's geometry, seed and cells, read from its payload header in place.
+ */
+static void fuse_shard_of(const fuse *f, uint64_t h2, fuse *out) {
+  const uint8_t *shard = f->cells + bg__get_u64(f->cells + FUSE_HEADER_BYTES + 8 * (h2 >> (64 - f->shard_bits)));
+  out->segment_length = bg__get_u32(shard + 4);
+  out->segment_count = bg__get_u32(shard + 8);
+  out->array_length = bg__get_u32(shard + 12);
+  out->fuse_seed = bg__get_u64(shard + 24);
+  out->cells = (uint8_t *)(uintptr_t)(shard + FUSE_HEADER_BYTES);
+}
+
+static inline int fuse_query(const fuse *f, bg_hash_pair hash, unsigned width) {
+  fuse shard;
+  if (f->shard_bits) {
+    fuse_shard_of(f, hash.h2, &shard);
+    f = &shard;
+  }
+  if (!f->array_length) return 0; /* sealed with no keys (in this shard): nothing is a member */
+  uint64_t x = fuse_mix(hash.h1 ^ f->fuse_seed);
   uint32_t p[3];
   fuse_cells(x, f->segment_length, f->segment_count, p);
   uint32_t mask = width == 1 ? 0xffu : 0xffffu;
@@ -259,13 +291,13 @@ static inline int fuse_query(const fuse *f, uint64_t h1, unsigned width) {
 static int fuse8_contains(const void *state, bg_hash_pair hash) {
   const fuse *f = (const fuse *)state;
   if (!f->sealed) return BG_E_UNSUPPORTED;
-  return fuse_query(f, hash.h1, 1);
+  return fuse_query(f, hash, 1);
 }
 
 static int fuse16_contains(const void *state, bg_hash_pair hash) {
   const fuse *f = (const fuse *)state;
   if (!f->sealed) return BG_E_UNSUPPORTED;
-  return fuse_query(f, hash.h1, 2);
+  return fuse_query(f, hash, 2);
 }
 
 /* Batches: compute every key's cells first and ask for their cache lines, then test. */
@@ -274,6 +306,11 @@ static int fuse16_contains(const void *state, bg_hash_pair hash) {
 static inline bg_status fuse_contains_many(const fuse *f, const bg_hash_pair *hashes, size_t count,
                                            uint8_t *results, unsigned width) {
   BG_RETURN_IF(!f->sealed, BG_E_UNSUPPORTED);
+  if (f->shard_bits) {
+    /* Sharded: key by key (each may be in another shard). */
+    for (size_t i = 0; i < count; i++) results[i] = (uint8_t)fuse_query(f, hashes[i], width);
+    return BG_OK;
+  }
   if (!f->array_length) {
     memset(results, 0, count);
     return BG_OK;
@@ -495,9 +532,11 @@ static bg_status fuse_seal(void *state, uint64_t seed) {
     unsigned bucket_bits = 1;
     while (bucket_bits < 16 && ((uint32_t)1 << (bucket_bits + 1)) <= segment_count) bucket_bits++;
     size_t a = array_length;
+    /* In wasm32, a * 8 bytes overflows a size_t from 2^29 cells on: such a filter cannot be allocated anyway. */
+    int fits = a <= SIZE_MAX / sizeof(uint64_t);
     s.slot = (uint8_t *)malloc(n);
     s.cell_count = (uint8_t *)malloc(a);
-    s.cell_xor = (uint64_t *)malloc(a * sizeof(uint64_t));
+    s.cell_xor = fits ? (uint64_t *)malloc(a * sizeof(uint64_t)) : NULL;
     s.queue = (uint32_t *)malloc(a * sizeof(uint32_t));
     s.bucket = (uint32_t *)malloc((((size_t)1 << bucket_bits) + 1) * sizeof(uint32_t));
     cells = (uint8_t *)malloc(a * f->width);
@@ -528,6 +567,7 @@ static bg_status fuse_seal(void *state, uint64_t seed) {
   f->segment_length = segment_length;
   f->segment_count = segment_count;
   f->array_length = array_length;
+  f->total_cells = array_length;
   f->cells = cells;
   f->owned = cells;
   f->sealed = 1;
@@ -544,17 +584,17 @@ static bg_status fuse_seal(void *state, uint64_t seed) {
  * Unsealed: bits_set = 0, fill_ratio = collected hashes / capacity (at most 1),
  * estimated_items = collected hashes (duplicates included).
  * Error rates: the natural 2^-bits, or 0 for a sealed filter with no keys
- * (it answers "no" to everything).
+ * (it answers "no" to everything). A sharded filter reports its shards' sums.
  */
 static void fuse_describe(const void *state, uint64_t count, bg_kind_info *info) {
   (void)count;
   const fuse *f = (const fuse *)state;
   double natural = f->width == 1 ? 1.0 / 256.0 : 1.0 / 65536.0;
-  info->m = (uint64_t)f->array_length * 8u * f->width;
+  info->m = f->total_cells * 8u * f->width;
   info->k = 3;
   if (f->sealed) {
     info->bits_set = f->key_count;
-    info->fill_ratio = f->array_length ? (double)f->key_count / (double)f->array_length : 0.0;
+    info->fill_ratio = f->total_cells ? (double)f->key_count / (double)f->total_cells : 0.0;
     info->estimated_items = (double)f->key_count;
     info->estimated_error_rate = f->key_count ? natural : 0.0;
   } else {
@@ -575,12 +615,18 @@ static void fuse_describe(const void *state, uint64_t count, bg_kind_info *info)
  */
 static uint64_t fuse_payload_size(const void *state) {
   const fuse *f = (const fuse *)state;
-  return f->sealed ? FUSE_HEADER_BYTES + (uint64_t)f->array_length * f->width : 0;
+  if (!f->sealed) return 0;
+  return f->shard_bits ? f->payload_length : FUSE_HEADER_BYTES + (uint64_t)f->array_length * f->width;
 }
 
 static void fuse_write_payload(const void *state, uint8_t *dst) {
   const fuse *f = (const fuse *)state;
   if (!f->sealed) return; /* payload_size() said 0 bytes */
+  if (f->shard_bits) {
+    /* Only loaded filters are sharded: their payload is kept whole (maybe in this very buffer). */
+    if (dst != f->cells) memmove(dst, f->cells, (size_t)f->payload_length);
+    return;
+  }
   memset(dst, 0, FUSE_HEADER_BYTES);
   dst[0] = (uint8_t)(8 * f->width);
   bg__put_u32(dst + 4, f->segment_length);
@@ -593,12 +639,14 @@ static void fuse_write_payload(const void *state, uint8_t *dst) {
   if (bytes && dst + FUSE_HEADER_BYTES != f->cells) memmove(dst + FUSE_HEADER_BYTES, f->cells, bytes);
 }
 
-static bg_status fuse_validate(unsigned width, const bg_header *h, const uint8_t *payload) {
-  double natural = width == 1 ? 1.0 / 256.0 : 1.0 / 65536.0;
-  BG_RETURN_IF(h->k != 3, BG_E_HEADER);
-  BG_RETURN_IF(h->capacity < 1 || h->capacity > BG_MAX_CAPACITY, BG_E_HEADER);
-  BG_RETURN_IF(!(h->error_rate >= natural && h->error_rate < 1.0), BG_E_HEADER);
-  BG_RETURN_IF(h->payload_length < FUSE_HEADER_BYTES, BG_E_PAYLOAD);
+/*
+ * The checks of one unsharded payload (the whole payload, or one shard) that
+ * need nothing but its own bytes: `length` (>= 32 is checked first) holds the
+ * width byte, no shard bits, zero reserved bytes and a consistent geometry.
+ * *cells = its array_length. The caller checks the length against the cells.
+ */
+static bg_status fuse_check_one(unsigned width, const uint8_t *payload, uint64_t length, uint32_t *cells) {
+  BG_RETURN_IF(length < FUSE_HEADER_BYTES, BG_E_PAYLOAD);
   BG_RETURN_IF(payload[0] != 8 * width, BG_E_PAYLOAD);
   BG_RETURN_IF(payload[1] | payload[2] | payload[3], BG_E_PAYLOAD);
   uint32_t segment_length = bg__get_u32(payload + 4);
@@ -619,6 +667,56 @@ static bg_status fuse_validate(unsigned width, const bg_header *h, const uint8_t
     /* Every key owns one cell. */
     BG_RETURN_IF(key_count > array_length, BG_E_PAYLOAD);
   }
+  *cells = array_length;
+  return BG_OK;
+}
+
+/*
+ * A sharded payload (shard_bits b = payload[1], 1..FUSE_MAX_SHARD_BITS):
+ * reserved bytes zero, a table of 2^b + 1 offsets that starts right after
+ * itself, never decreases and ends at the payload's end, every shard a valid
+ * unsharded payload of exactly its length, and key_count the shards' sum.
+ * *cells = the shards' cells in all. Reads only inside the payload.
+ */
+static bg_status fuse_check_sharded(unsigned width, const uint8_t *payload, uint64_t length, uint64_t *cells) {
+  unsigned bits = payload[1];
+  BG_RETURN_IF(bits > FUSE_MAX_SHARD_BITS, BG_E_PAYLOAD);
+  for (unsigned i = 2; i < FUSE_HEADER_BYTES; i++) BG_RETURN_IF(payload[i] && (i < 16 || i >= 24), BG_E_PAYLOAD);
+  uint64_t shards = (uint64_t)1 << bits, start = FUSE_HEADER_BYTES + 8 * (shards + 1), keys = 0;
+  BG_RETURN_IF(length < start || bg__get_u64(payload + FUSE_HEADER_BYTES) != start, BG_E_PAYLOAD);
+  *cells = 0;
+  for (uint64_t i = 1; i <= shards; i++) {
+    uint64_t end = bg__get_u64(payload + FUSE_HEADER_BYTES + 8 * i);
+    BG_RETURN_IF(end < start || end > length, BG_E_PAYLOAD);
+    uint32_t a;
+    bg_status rc = fuse_check_one(width, payload + start, end - start, &a);
+    if (rc != BG_OK) return rc;
+    BG_RETURN_IF(end - start != FUSE_HEADER_BYTES + (uint64_t)a * width, BG_E_PAYLOAD);
+    keys += bg__get_u64(payload + start + 16);
+    *cells += a;
+    start = end;
+  }
+  BG_RETURN_IF(start != length, BG_E_PAYLOAD);
+  BG_RETURN_IF(keys != bg__get_u64(payload + 16), BG_E_PAYLOAD);
+  return BG_OK;
+}
+
+static bg_status fuse_validate(unsigned width, const bg_header *h, const uint8_t *payload) {
+  double natural = width == 1 ? 1.0 / 256.0 : 1.0 / 65536.0;
+  BG_RETURN_IF(h->k != 3, BG_E_HEADER);
+  BG_RETURN_IF(h->capacity < 1 || h->capacity > BG_MAX_CAPACITY, BG_E_HEADER);
+  BG_RETURN_IF(!(h->error_rate >= natural && h->error_rate < 1.0), BG_E_HEADER);
+  BG_RETURN_IF(h->payload_length < FUSE_HEADER_BYTES, BG_E_PAYLOAD);
+  if (payload[0] == 8 * width && payload[1]) {
+    uint64_t cells;
+    bg_status rc = fuse_check_sharded(width, payload, h->payload_length, &cells);
+    if (rc != BG_OK) return rc;
+    BG_RETURN_IF(h->m != cells * 8u * width, BG_E_HEADER);
+    return BG_OK;
+  }
+  uint32_t array_length;
+  bg_status rc = fuse_check_one(width, payload, h->payload_length, &array_length);
+  if (rc != BG_OK) return rc;
   BG_RETURN_IF(h->m != (uint64_t)array_length * 8u * width, BG_E_HEADER);
   BG_RETURN_IF(h->payload_length != FUSE_HEADER_BYTES + (uint64_t)array_length * width, BG_E_PAYLOAD);
   return BG_OK;
@@ -643,16 +741,26 @@ static bg_status fuse_load(unsigned width, const bg_header *h, uint8_t *payload,
   f->array_length = bg__get_u32(payload + 12);
   f->key_count = bg__get_u64(payload + 16);
   f->fuse_seed = bg__get_u64(payload + 24);
+  f->total_cells = f->array_length;
+  /* Sharded: the whole payload is kept, and each query reads its shard's header in place. */
+  f->shard_bits = payload[1];
+  f->payload_length = h->payload_length;
+  uint8_t *src = payload + FUSE_HEADER_BYTES;
   size_t bytes = (size_t)f->array_length * width;
+  if (f->shard_bits) {
+    f->total_cells = h->m / (8u * width);
+    src = payload;
+    bytes = (size_t)h->payload_length;
+  }
   if (in_place || bytes == 0) {
-    f->cells = bytes ? payload + FUSE_HEADER_BYTES : NULL;
+    f->cells = bytes ? src : NULL;
   } else {
     f->owned = malloc(bytes);
     if (!f->owned) {
       free(f);
       return BG_E_NOMEM;
     }
-    memcpy(f->owned, payload + FUSE_HEADER_BYTES, bytes);
+    memcpy(f->owned, src, bytes);
     f->cells = (uint8_t *)f->owned;
   }
   f->sealed = 1;

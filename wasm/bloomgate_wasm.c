@@ -14,6 +14,37 @@
 
 #define JOIN64(lo, hi) (((uint64_t)(hi) << 32) | (uint64_t)(lo))
 
+/*
+ * malloc, realloc and calloc, guarded. Emscripten 3.1.6's emmalloc mishandles
+ * a request whose block would end at or past 4 GiB: the end address wraps
+ * around 2^32, the request seems to fit a free region, and malloc returns a
+ * block that runs off the end of memory (the first write traps: "memory
+ * access out of bounds"); realloc traps inside. That was the wasm trap of a
+ * 200M-key fuse build. Every free region lies below the memory's current
+ * size, so a request no larger than the room between that size and 4 GiB
+ * (less a margin for emmalloc's headers and page rounding) cannot wrap;
+ * anything larger is refused here with NULL (BG_E_NOMEM to callers) before
+ * emmalloc sees it. That also refuses the rare request that freed space below
+ * could have met. emmalloc's own definitions are weak; free() is not wrapped.
+ */
+void *emmalloc_malloc(size_t size);
+void *emmalloc_realloc(void *ptr, size_t size);
+#define BGW_HEAP_MARGIN ((uint64_t)1 << 20)
+
+static int bgw_too_large(size_t size) {
+  uint64_t used = (uint64_t)__builtin_wasm_memory_size(0) << 16;
+  return (uint64_t)size + used + BGW_HEAP_MARGIN > ((uint64_t)1 << 32);
+}
+
+void *malloc(size_t size) { return bgw_too_large(size) ? NULL : emmalloc_malloc(size); }
+void *realloc(void *ptr, size_t size) { return bgw_too_large(size) ? NULL : emmalloc_realloc(ptr, size); }
+void *calloc(size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size) return NULL;
+  void *p = malloc(count * size);
+  if (p) memset(p, 0, count * size);
+  return p;
+}
+
 /* capacity arrives as a double: JavaScript numbers are exact to 2^53. */
 int bgw_filter_create(int kind, double capacity, double error_rate, uint32_t seed_lo, uint32_t seed_hi,
                       int key_encoding, bg_filter **out) {
