@@ -16,6 +16,7 @@ import { AtomicOutput } from './output.js';
 import { StoreWriter } from './store-writer.js';
 import { formatBytes, formatCount, Progress } from './progress.js';
 import { FORMATS, KEY_ENCODING, RecordReader, STORE_HASH } from './records.js';
+import { defaultShards, FusePart, isSharded, SHARD_OPTIONS, shardOptions, ShardedFuse } from './fuse-shards.js';
 
 export const KINDS = ['classic', 'blocked', 'fuse', 'fuse8', 'fuse16', 'counting', 'scalable', 'cuckoo'];
 
@@ -35,6 +36,7 @@ const OPTIONS = {
   'skip-invalid': { type: 'boolean' },
   progress: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
+  ...SHARD_OPTIONS,
 };
 
 export const DEFAULT_ERROR_RATE = 0.01;
@@ -54,12 +56,15 @@ export function buildOptions(argv) {
   if (values['list-id'] !== undefined && !/^[0-9a-fA-F]{32}$/.test(values['list-id'])) {
     throw usageError(`invalid --list-id '${values['list-id']}': expected 32 hexadecimal digits (16 bytes)`);
   }
+  const kind = parseChoice('kind', values.kind ?? 'classic', KINDS);
   return {
     input: positionals[0],
     output: values.output,
     format,
     store: values.store,
-    kind: parseChoice('kind', values.kind ?? 'classic', KINDS),
+    kind,
+    // Fuse filters of any size: --shards S, --shard I/S, --jobs N (fuse-shards.js).
+    ...shardOptions(values, kind, values.store),
     capacity: values.capacity === undefined ? undefined : parsePositiveInteger('capacity', values.capacity),
     errorRate: values['error-rate'] === undefined ? DEFAULT_ERROR_RATE : parseProbability('error-rate', values['error-rate']),
     seed: values.seed === undefined ? undefined : parseSeed('seed', values.seed),
@@ -120,7 +125,14 @@ export async function run(argv) {
 
     // After a counting pass the metadata is known up front; otherwise it is
     // attached once the input has been read.
-    filter = await createFilter(BloomFilter, options, capacity, describeBuild(input, options, counted));
+    const metadata = describeBuild(input, options, counted);
+    const create = (m) => createFilter(BloomFilter, options, capacity, m);
+    // A fuse filter of several shards, or one shard's part: keys go through
+    // fuse-shards.js, which builds in bounded memory and writes the file itself.
+    if (options.shard !== null) filter = await FusePart.create({ create, metadata, shard: options.shard, seed: options.seed });
+    else if (isSharded(options, capacity)) {
+      filter = await ShardedFuse.create({ create, metadata, shards: options.shards ?? defaultShards(capacity), jobs: options.jobs, output: options.output, seed: options.seed });
+    } else filter = await create(metadata);
     // One call per key: measured faster here than gathering each chunk's keys
     // for addAll() (~1.4x), which re-packs them. hibp keys are the decoded
     // SHA-1 digests, stored as they are (addKey); lines go through the
@@ -148,15 +160,21 @@ export async function run(argv) {
     await readRecords(input, reader, progress, 'adding');
     progress.clear();
     if (!counted) filter = await withMetadata(BloomFilter, filter, options, capacity, describeBuild(input, options, reader));
-    const bytes = filter.serialize();
-    await output.write(bytes);
+    let fileBytes;
+    if (typeof filter.writeTo === 'function') fileBytes = await filter.writeTo(output, progress);
+    else {
+      const bytes = filter.serialize();
+      await output.write(bytes);
+      fileBytes = bytes.length;
+    }
     if (storeWriter) {
       const { count } = await storeWriter.finish();
       await storeOutput.commit();
       storeSummary = { bytes: storeOutput.bytesCommitted, records: count };
     }
     await output.commit();
-    if (!options.quiet) report(options, reader, filter, bytes.length, storeSummary);
+    progress.clear();
+    if (!options.quiet) report(options, reader, filter, fileBytes, storeSummary);
     return EXIT.OK;
   } catch (error) {
     progress.clear();
@@ -321,6 +339,7 @@ function report(options, reader, filter, fileBytes, store) {
     `wrote ${options.output} (${formatBytes(fileBytes)}): ${formatCount(reader.items)} items, capacity ${formatCount(stats.capacity)}, ` +
       `target error rate ${stats.errorRate}, m = ${formatCount(stats.m)} bits, k = ${stats.k}`,
   ];
+  if (typeof filter.summary === 'function') lines.push(filter.summary());
   if (store) {
     lines.push(`wrote ${options.store} (${formatBytes(store.bytes)}): ${formatCount(store.records)} records, ` +
       `list id ${options.listId ?? '0'.repeat(32)}, generation ${options.generation}`);

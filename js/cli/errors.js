@@ -8,6 +8,7 @@ export const EXIT = Object.freeze({
   DATA: 65, // EX_DATAERR: bad input line, corrupt or incompatible filter
   NO_INPUT: 66, // EX_NOINPUT: an input file cannot be opened or read
   INTERNAL: 70, // EX_SOFTWARE: anything unexpected (a bug; please report it)
+  NO_MEMORY: 71, // EX_OSERR: a system resource ran out: memory (E_NOMEM; WebAssembly has at most 4 GiB)
   CANT_CREATE: 73, // EX_CANTCREAT: the output file cannot be written
 });
 
@@ -75,7 +76,8 @@ export function quote(text) {
 export function describeError(error) {
   if (error instanceof CliError) return { message: error.message, code: error.code, exitCode: error.exitCode };
   if (error && error.name === 'BloomgateError' && typeof error.code === 'string') {
-    const exitCode = DATA_CODES.has(error.code) ? EXIT.DATA : USAGE_CODES.has(error.code) ? EXIT.USAGE : EXIT.INTERNAL;
+    const exitCode = DATA_CODES.has(error.code) ? EXIT.DATA : USAGE_CODES.has(error.code) ? EXIT.USAGE
+      : error.code === 'E_NOMEM' ? EXIT.NO_MEMORY : EXIT.INTERNAL;
     return { message: stripCode(error.message, error.code), code: error.code, exitCode };
   }
   const message = firstLine(error && error.message ? error.message : String(error)) || 'unknown error';

@@ -6,7 +6,8 @@ export const EXIT_CODES_TEXT = `Exit codes:
       or a --capacity/--error-rate too large to allocate
   65  data error: malformed input line, corrupt or incompatible filter file
   66  an input file cannot be opened or read
-  70  internal error (a bug: please report it), or out of memory while writing
+  70  internal error (a bug: please report it)
+  71  out of memory (E_NOMEM): WebAssembly memory is at most 4 GiB
   73  the output file (or stdout) cannot be created or written`;
 
 export const MAIN_HELP = `bloomgate — Bloom filters for "definitely not / maybe" checks
@@ -16,6 +17,7 @@ Usage:
   bloomgate inspect file.bgf [--json]              show header, fill and error rates, checksum
   bloomgate query file.bgf [items...]              print "maybe" or "no" per item (stdin if none)
   bloomgate merge -o out.bgf a.bgf b.bgf [...]     OR together filters with the same parameters
+  bloomgate join -o out.bgf PART...                join the shard parts of a fuse build
   bloomgate compact counting.bgf -o out.bgf        publish a counting filter as a classic one
   bloomgate serve [--filter NAME=F.bgf] [...]      reference server: filters, /range, /hashes
   bloomgate export-ranges store.bgs -o DIR         the exact store as static range files
@@ -65,6 +67,17 @@ Options:
                          (smallest file; fuse8 ~0.39% / fuse16 ~0.0015% by
                          --error-rate), counting (deletions), scalable
                          (grows past --capacity), cuckoo (deletions)
+  --shards S             fuse: split the keys into S shards (a power of two;
+                         default 1 up to 2^24 = 16,777,216 of --capacity, then
+                         enough for at most 2^24 each); several shards are
+                         built one at a time through temporary files next to
+                         the output, so any size builds in bounded memory
+  --jobs N               fuse: build N shards at a time, in worker threads
+                         (default 1; memory grows with N)
+  --shard I/S            fuse: build only shard I of S (0 <= I < S) from the
+                         whole input, as one job of a distributed build; join
+                         the S parts with 'bloomgate join' (same bytes as one
+                         build with --shards S and the same options)
   --description TEXT     stored in the file's metadata
   --created              store the build time in the metadata (left out by
                          default so the same input gives the same file;
@@ -114,6 +127,22 @@ bits as one build over the union of the inputs.
 
 Options:
   -o, --output FILE   the .bgf file to write (required; written atomically)
+  -q, --quiet         print nothing but errors
+  -h, --help          this help
+
+${EXIT_CODES_TEXT}
+`,
+  join: `Usage: bloomgate join -o out.bgf PART...
+
+Join the parts of a sharded fuse build (one 'bloomgate build ... --kind fuse
+--shard I/S' job per shard, each over the whole input with the same options)
+into one filter file: byte for byte the file 'bloomgate build ... --kind fuse
+--shards S' writes on one machine. Every part is validated; parts of
+different builds, a shard given twice or a missing shard fail with exit 65.
+
+Options:
+  -o, --output FILE   the .bgf file to write (required; written atomically)
+  --progress          draw the progress bar even when stderr is not a terminal
   -q, --quiet         print nothing but errors
   -h, --help          this help
 

@@ -8,6 +8,7 @@ const COMMANDS = {
   inspect: () => import('./inspect.js'),
   query: () => import('./query.js'),
   merge: () => import('./merge.js'),
+  join: () => import('./join.js'),
   compact: () => import('./compact.js'),
   serve: () => import('./serve.js'),
   'export-ranges': () => import('./export-ranges.js'),
