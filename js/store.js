@@ -218,18 +218,81 @@ export class StoreReader {
     if (BigInt(this.size) > expected) throw storeError('E_TRAILING', `expected ${expected} bytes, found ${this.size}`);
     this.count = Number(count);
     this.recordsOffset = Number(recordsOffset);
-    // Checksum over the whole file, streamed in 4 MiB pieces.
-    const sha = createHash('sha256');
-    for (let at = 16; at < this.size; at += 1 << 22) sha.update(await this.#read(at, Math.min(1 << 22, this.size - at)));
-    if (compareBytes(sha.digest().subarray(0, 8), header.subarray(8, 16)) !== 0) throw storeError('E_CHECKSUM', 'checksum mismatch');
     const index = await this.#read(headerSize, (buckets + 1) * 8);
     const iv = new DataView(index.buffer);
     this.index = new Float64Array(buckets + 1);
+    let indexError = null;
     for (let b = 0; b <= buckets; b++) {
       this.index[b] = Number(iv.getBigUint64(b * 8, true));
-      if (this.index[b] > this.count || (b > 0 && this.index[b] < this.index[b - 1])) throw storeError('E_HEADER', 'index is not monotone');
+      if (indexError === null && (this.index[b] > this.count || (b > 0 && this.index[b] < this.index[b - 1]))) indexError = 'index is not monotone';
     }
-    if (this.index[0] !== 0 || this.index[buckets] !== this.count) throw storeError('E_HEADER', 'index does not cover the records');
+    if (indexError === null && (this.index[0] !== 0 || this.index[buckets] !== this.count)) indexError = 'index does not cover the records';
+    // One pass over the records, in 4 MiB pieces: the checksum, and what the
+    // checksum cannot vouch for (a store crafted with a valid one): hashes in
+    // strictly ascending order and each in the bucket the index puts it in.
+    // A checksum mismatch is reported first, then the index, then the records.
+    const sha = createHash('sha256');
+    sha.update(header.subarray(16));
+    sha.update(index);
+    const recordError = indexError === null ? this.#recordChecker() : null;
+    const piece = Math.max(this.recordSize, Math.floor((1 << 22) / this.recordSize) * this.recordSize);
+    for (let at = this.recordsOffset; at < this.size; at += piece) {
+      const bytes = await this.#read(at, Math.min(piece, this.size - at));
+      sha.update(bytes);
+      recordError?.check(bytes);
+    }
+    if (compareBytes(sha.digest().subarray(0, 8), header.subarray(8, 16)) !== 0) throw storeError('E_CHECKSUM', 'checksum mismatch');
+    if (indexError !== null) throw storeError('E_HEADER', indexError);
+    if (recordError?.error) throw storeError(recordError.error.code, recordError.error.message);
+  }
+
+  // Checks records piece by piece, remembering the first fault: the previous
+  // hash (order across pieces) and the current bucket's end. The first 32
+  // bits decide order for nearly every pair; only equal ones compare further.
+  #recordChecker() {
+    const { recordSize, hashBytes, indexBits, index } = this;
+    const previous = new Uint8Array(hashBytes);
+    const shift = 32 - indexBits;
+    let i = 0; // records seen
+    let bucket = 0;
+    let previousTop = 0;
+    const fail = (code, message) => {
+      state.error = { code, message };
+    };
+    const state = {
+      error: null,
+      check: (bytes) => {
+        if (state.error) return;
+        for (let at = 0; at < bytes.length; at += recordSize, i++) {
+          while (index[bucket + 1] <= i) bucket++; // past this bucket's records (and empty ones)
+          const top = ((bytes[at] << 24) | (bytes[at + 1] << 16) | (bytes[at + 2] << 8) | bytes[at + 3]) >>> 0;
+          if (i > 0 && top <= previousTop) {
+            let order = top < previousTop ? -1 : 0;
+            if (order === 0) {
+              const before = at >= recordSize ? bytes.subarray(at - recordSize, at - recordSize + hashBytes) : previous;
+              for (let k = 4; k < hashBytes; k++) {
+                const d = bytes[at + k] - before[k];
+                if (d !== 0) {
+                  order = d;
+                  break;
+                }
+              }
+            }
+            if (order <= 0) {
+              fail('E_ORDER', `record ${i} ${order === 0 ? 'repeats the hash before it' : 'is below the one before it'} (records must be sorted, without duplicates)`);
+              return;
+            }
+          }
+          if ((indexBits === 0 ? 0 : top >>> shift) !== bucket) {
+            fail('E_INDEX', `record ${i} is not in index bucket ${bucket}, where the index puts it`);
+            return;
+          }
+          previousTop = top;
+        }
+        if (bytes.length >= recordSize) previous.set(bytes.subarray(bytes.length - recordSize, bytes.length - recordSize + hashBytes));
+      },
+    };
+    return state;
   }
 
   /**

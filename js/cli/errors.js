@@ -29,7 +29,7 @@ export const inputError = (message) => new CliError(message, 'E_INPUT', EXIT.DAT
 const DATA_CODES = new Set([
   'E_TRUNCATED', 'E_MAGIC', 'E_VERSION', 'E_HEADER', 'E_TRAILING', 'E_CHECKSUM', 'E_KIND',
   'E_KEY_ENCODING', 'E_HASH', 'E_PAYLOAD', 'E_INCOMPATIBLE', 'E_METADATA', 'E_INPUT', 'E_URL',
-  'E_UNSUPPORTED', 'E_STATIC', 'E_FULL', 'E_TOO_LARGE',
+  'E_UNSUPPORTED', 'E_STATIC', 'E_FULL', 'E_ORDER', 'E_INDEX', 'E_TOO_LARGE',
 ]);
 // Library codes caused by the numbers the user typed. (E_TOO_LARGE is data in every command:
 // a file that claims a size past the limits; build maps its own sizing failures itself.)

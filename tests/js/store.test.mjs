@@ -331,3 +331,105 @@ test('build --store streams: sorted and shuffled dumps give writeStore\'s bytes,
   assert.ok(readFileSync(join(dir, 'mu.bgs')).equals(expected), 'url store: the bytes of writeStore');
   assert.deepEqual(temporaries(), []);
 });
+
+// ---------------------------------------------------------------------------
+// Stores crafted with a valid checksum: order and buckets are checked too.
+
+/** Records of a store as [offset, size] and its index, for crafting. */
+function layout(bytes) {
+  const buf = Buffer.from(bytes);
+  const headerSize = buf.readUInt16LE(16) === 1 ? 64 : 128;
+  const indexBits = buf[19];
+  const recordSize = buf.readUInt32LE(20);
+  const count = Number(buf.readBigUInt64LE(24));
+  const recordsOffset = Number(buf.readBigUInt64LE(40));
+  const at = (i) => recordsOffset + i * recordSize;
+  const index = (b) => Number(buf.readBigUInt64LE(headerSize + b * 8));
+  const setIndex = (b, value) => buf.writeBigUInt64LE(BigInt(value), headerSize + b * 8);
+  return { buf, indexBits, recordSize, count, at, index, setIndex };
+}
+
+function swapRecords(l, i, j) {
+  const a = Buffer.from(l.buf.subarray(l.at(i), l.at(i) + l.recordSize));
+  l.buf.copy(l.buf, l.at(i), l.at(j), l.at(j) + l.recordSize);
+  a.copy(l.buf, l.at(j));
+}
+
+test('stores with a valid checksum but unsorted, repeated or misplaced records are rejected (E_ORDER, E_INDEX)', async () => {
+  // 200,000 records: more than one 4 MiB piece of the checksum pass (174,762 records of 24 bytes).
+  const records = Array.from({ length: 200000 }, (_, i) => ({ hash: sha1(`crafted-${i}`), count: i + 1 }));
+  const good = writeStore(records, { hashType: 'sha1', listId: '77'.repeat(16) });
+  const clean = await openStore(good, 'clean.bgs');
+  assert.equal(clean.count, 200000);
+  await clean.close();
+  const piece = Math.floor((1 << 22) / 24);
+
+  const crafted = [];
+  const craft = (name, edit, code, pattern) => {
+    const l = layout(good);
+    edit(l);
+    crafted.push([name, resum(l.buf), code, pattern]);
+  };
+  // Two neighbours in one bucket swapped.
+  craft('swapped', (l) => {
+    let b = 0;
+    while (l.index(b + 1) - l.index(b) < 2) b++;
+    swapRecords(l, l.index(b), l.index(b) + 1);
+  }, 'E_ORDER', /is below the one before it/);
+  // Swapped across the boundary between two pieces of the pass (and two buckets, so the bucket check alone would see it too).
+  craft('swapped across pieces', (l) => swapRecords(l, piece - 1, piece), null, null);
+  // A hash repeated: the record after it overwritten with it (counts differ).
+  craft('duplicate', (l) => {
+    l.buf.copy(l.buf, l.at(10), l.at(9), l.at(9) + 20);
+  }, 'E_ORDER', /repeats the hash before it/);
+  // Repeated across the piece boundary: its predecessor is in the previous piece.
+  craft('duplicate across pieces', (l) => {
+    l.buf.copy(l.buf, l.at(piece), l.at(piece - 1), l.at(piece - 1) + 20);
+  }, 'E_ORDER', /record 174762 repeats the hash before it/);
+  // Sorted, but the index moved one record into the bucket before its own.
+  craft('misplaced by the index', (l) => {
+    let b = 1;
+    while (l.index(b + 1) - l.index(b) < 1) b++;
+    l.setIndex(b, l.index(b) + 1);
+  }, 'E_INDEX', /is not in index bucket/);
+  // Sorted and the index intact, but the last hash of a bucket edited to just below the first hash
+  // of the next bucket: still in order, now in the wrong bucket.
+  craft('hash outside its bucket', (l) => {
+    let b = 0;
+    while (!(l.index(b + 1) - l.index(b) >= 2 && l.index(b + 2) - l.index(b + 1) >= 1)) b++;
+    const last = l.index(b + 1) - 1;
+    const next = l.buf.subarray(l.at(last + 1), l.at(last + 1) + 20);
+    const edited = Buffer.from(next);
+    for (let k = 19; k >= 3; k--) {
+      if (next[k] > 0) {
+        edited.set(next.subarray(0, k), 0);
+        edited[k] = next[k] - 1;
+        edited.fill(0xff, k + 1, 20);
+        break;
+      }
+    }
+    edited.copy(l.buf, l.at(last));
+  }, 'E_INDEX', /is not in index bucket/);
+
+  for (const [name, bytes, code, pattern] of crafted) {
+    await assert.rejects(openStore(bytes, 'crafted.bgs'), (error) => {
+      assert.ok(code === null ? ['E_ORDER', 'E_INDEX'].includes(error.code) : error.code === code, `${name}: ${error.code} ${error.message}`);
+      if (pattern) assert.match(error.message, pattern, name);
+      return true;
+    }, name);
+  }
+  // A flipped bit without a new checksum is still a checksum error, whatever else it breaks.
+  const l = layout(good);
+  swapRecords(l, 5, 6);
+  await assert.rejects(openStore(l.buf, 'crafted.bgs'), (error) => error.code === 'E_CHECKSUM');
+
+  // The CLI reports them as data errors (exit 65), not internal ones.
+  const [, unsorted] = crafted[0];
+  writeFileSync(join(dir, 'unsorted.bgs'), unsorted);
+  const exported = run(['export-ranges', 'unsorted.bgs', '-o', 'unsorted-export']);
+  assert.equal(exported.status, 65, exported.stderr);
+  assert.match(exported.stderr, /\(E_ORDER\)\n$/);
+  const served = run(['serve', '--password-store', 'unsorted.bgs', '--port', '0']);
+  assert.equal(served.status, 65, served.stderr);
+  assert.match(served.stderr, /\(E_ORDER\)\n$/);
+});
