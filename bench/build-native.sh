@@ -1,7 +1,9 @@
 #!/bin/sh
-# Build the native benchmark: bench/native_bench.c against the C core in src/*.c.
+# Build a native benchmark program against the C core in src/*.c.
 #
-#   sh bench/build-native.sh            -> build/bench/native_bench
+#   sh bench/build-native.sh               -> build/bench/native_bench (bench/native_bench.c)
+#   sh bench/build-native.sh native_build  -> build/bench/native_build (bench/native_build.c,
+#                                             the native floor under `build --format hibp`)
 #
 # Exit status: 0 built, 3 skipped (no C compiler or no /usr/include/xxhash.h),
 # anything else a real build failure. CC and CFLAGS may be overridden; the
@@ -12,6 +14,14 @@ set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/build/bench"
 cc=${CC:-cc}
+name=${1:-native_bench}
+case "$name" in
+  native_bench | native_build) ;;
+  *)
+    echo "build-native: unknown program '$name' (native_bench or native_build)" >&2
+    exit 2
+    ;;
+esac
 
 if ! command -v "$cc" >/dev/null 2>&1; then
   echo "build-native: no C compiler ($cc)" >&2
@@ -41,14 +51,16 @@ done
 
 mkdir -p "$out"
 # Up to date when the binary is newer than every input (and the flags are the same).
-stamp="$out/native_bench.flags"
+stamp="$out/$name.flags"
 flags="$cc $CFLAGS $libs"
-if [ -x "$out/native_bench" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$flags" ] &&
-  [ -z "$(find "$root/src" "$root/bench/native_bench.c" "$root/bench/build-native.sh" -newer "$out/native_bench" \( -name '*.c' -o -name '*.h' -o -name '*.sh' \) 2>/dev/null)" ]; then
-  echo "$out/native_bench"
+if [ -x "$out/$name" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$flags" ] &&
+  [ -z "$(find "$root/src" "$root/bench/$name.c" "$root/bench/build-native.sh" -newer "$out/$name" \( -name '*.c' -o -name '*.h' -o -name '*.sh' \) 2>/dev/null)" ]; then
+  echo "$out/$name"
   exit 0
 fi
+# Built under a temporary name and renamed, so a concurrent run never executes a half-written binary.
 # shellcheck disable=SC2086 # CFLAGS and libs are word lists on purpose
-"$cc" $CFLAGS -I"$root/src" -o "$out/native_bench" "$root/bench/native_bench.c" "$root"/src/*.c $libs
+"$cc" $CFLAGS -I"$root/src" -o "$out/$name.tmp-$$" "$root/bench/$name.c" "$root"/src/*.c $libs
+mv -f "$out/$name.tmp-$$" "$out/$name"
 printf '%s' "$flags" >"$stamp"
-echo "$out/native_bench"
+echo "$out/$name"
