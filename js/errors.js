@@ -19,3 +19,75 @@ export class BloomgateError extends Error {
     this.code = code;
   }
 }
+
+/* ------------------------------------------------------------------------ */
+/* Instantiation failures: say what was tried and how to fix it              */
+/* ------------------------------------------------------------------------ */
+
+const MODULE_FIXES = 'Serve wasm/bloomgate.wasm (it ships in the bloomgate package) at that URL, ' +
+  'pass the module to init() yourself (await init(bytes), a URL or a compiled WebAssembly.Module), ' +
+  "or import from 'bloomgate/inline', which carries the module in the JavaScript";
+
+/**
+ * E_FETCH for a wasm module that could not be fetched or read.
+ * @param {unknown} where the URL or path tried
+ * @param {string} detail what went wrong ('HTTP 404', 'no such file', ...)
+ * @param {unknown} [cause]
+ */
+export function moduleFetchError(where, detail, cause) {
+  const error = new BloomgateError('E_FETCH',
+    `could not fetch the bloomgate wasm module from ${String(where || 'an unknown location')}: ${detail}. ${MODULE_FIXES}.`,
+    cause === undefined ? undefined : { cause });
+  return error;
+}
+
+/**
+ * E_WASM for bytes that are not WebAssembly (a server answering an HTML page
+ * for the module's URL, say).
+ * @param {unknown} where
+ * @param {ArrayBuffer | ArrayBufferView} bytes
+ * @param {string} [type] the response's content type
+ */
+export function notWasmError(where, bytes, type) {
+  const view = ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    : new Uint8Array(bytes);
+  const start = Array.from(view.subarray(0, 16), (b) => (b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.')).join('');
+  return new BloomgateError('E_WASM',
+    `the bloomgate wasm module from ${String(where || 'the response')} is not WebAssembly ` +
+    `(${view.length} bytes starting "${start}"${type ? `, content type ${type}` : ''}). ${MODULE_FIXES}.`);
+}
+
+/** True when the first bytes are the WebAssembly magic "\0asm". */
+export function looksLikeWasm(bytes) {
+  const view = ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, 4))
+    : new Uint8Array(bytes, 0, Math.min(bytes.byteLength, 4));
+  return view.length === 4 && view[0] === 0 && view[1] === 0x61 && view[2] === 0x73 && view[3] === 0x6d;
+}
+
+// Chromium: "Refused to compile or instantiate WebAssembly module because 'unsafe-eval' is not an
+// allowed source of script in the following Content Security Policy directive ..."; Firefox:
+// "... blocked by CSP"; Safari: "Refused to create a WebAssembly object because 'unsafe-eval' or
+// 'wasm-unsafe-eval' is not an allowed source of script ...".
+const CSP_REFUSAL = /content[- ]security[- ]policy|\bCSP\b|unsafe-eval/i;
+
+/**
+ * What init() rejects with: a CSP refusal to compile WebAssembly becomes E_CSP,
+ * another compile or link failure E_WASM; anything else is returned as it is.
+ * @param {unknown} error
+ */
+export function instantiationError(error) {
+  if (error instanceof BloomgateError || error === null || typeof error !== 'object') return error;
+  const name = /** @type {{ name?: unknown }} */ (error).name;
+  const message = String(/** @type {{ message?: unknown }} */ (error).message ?? '');
+  const wasmError = name === 'CompileError' || name === 'LinkError' || name === 'RuntimeError';
+  if ((wasmError || name === 'EvalError') && CSP_REFUSAL.test(message)) {
+    return new BloomgateError('E_CSP',
+      "this page's Content-Security-Policy does not allow WebAssembly: add 'wasm-unsafe-eval' to its script-src " +
+      `(script-src 'self' 'wasm-unsafe-eval'); every way of loading the module needs it. The browser said: ${message}`,
+      { cause: error });
+  }
+  if (wasmError) {
+    return new BloomgateError('E_WASM', `the bloomgate wasm module could not be instantiated: ${message}`, { cause: error });
+  }
+  return error;
+}

@@ -37,6 +37,15 @@ const IN_NODE = typeof process === 'object' && process !== null && typeof proces
 
 function noop() {}
 
+// The package's entries (js/entry.js) hand over the `#local-file` reader they import
+// statically, so a bundle holds it in its one chunk; js/index.js alone imports it on use.
+let localFileOpener = null;
+
+/** @param {(location: string | URL) => Promise<Response | null>} openLocalFile */
+export function registerLocalFileOpener(openLocalFile) {
+  localFileOpener = openLocalFile;
+}
+
 function isResponse(value) {
   return (typeof Response === 'function' && value instanceof Response) ||
     (value !== null && typeof value === 'object' && typeof value.arrayBuffer === 'function' &&
@@ -355,7 +364,7 @@ export async function loadFilter(source, options = {}) {
 
   if ((typeof source === 'string' || source instanceof URL) && options.fetch === undefined && IN_NODE) {
     // In Node a path or a file: URL is read from disk, through the same checks as a download.
-    const { openLocalFile } = await import('#local-file');
+    const openLocalFile = localFileOpener ?? (await import('#local-file')).openLocalFile;
     const local = await openLocalFile(source);
     if (local !== null) {
       await wasm.ready();

@@ -15,7 +15,7 @@
  *   straight into it), one arena stages batches: one boundary crossing per
  *   query and per batch chunk.
  */
-import { BloomgateError } from './errors.js';
+import { BloomgateError, instantiationError, looksLikeWasm, moduleFetchError, notWasmError } from './errors.js';
 
 /** BG_HEADER_SIZE: the fixed .bgf header a streaming loader needs before it knows a file's length. */
 export const HEADER_SIZE = 128;
@@ -114,7 +114,7 @@ export function init(source) {
   if (readyPromise === null) {
     readyPromise = instantiate(source).catch((error) => {
       readyPromise = null;
-      throw error;
+      throw instantiationError(error);
     });
   }
   return readyPromise;
@@ -135,14 +135,28 @@ export function isReady() {
   return ex !== null;
 }
 
+// The package's entries (js/entry.js) hand over the `#wasm-bytes` loader they import
+// statically, so a bundle holds it in its one chunk (rollup's output.file refuses a
+// dynamic import that would need a chunk of its own).
+let wasmLoader = null;
+
+/** @param {(location?: string | URL) => Promise<any>} loadWasmBytes */
+export function registerWasmLoader(loadWasmBytes) {
+  wasmLoader = loadWasmBytes;
+}
+
 async function locateWasm(location) {
+  if (wasmLoader !== null) return wasmLoader(location);
   let loader;
   try {
     loader = await import('#wasm-bytes');
   } catch (error) {
     // Unbundled browser pages have no resolver for package "imports": fetch directly.
     if (typeof fetch !== 'function') throw error;
-    return fetch(location ?? new URL('../wasm/bloomgate.wasm', import.meta.url));
+    const url = location ?? new URL('../wasm/bloomgate.wasm', import.meta.url);
+    return fetch(url).catch((failure) => {
+      throw moduleFetchError(url, String(failure?.message ?? failure), failure);
+    });
   }
   return loader.loadWasmBytes(location);
 }
@@ -166,14 +180,14 @@ async function instantiate(source) {
   } else if (source instanceof WebAssembly.Instance) {
     throw new TypeError('init() needs a WebAssembly.Module, not an Instance: bloomgate must supply the imports');
   } else if (isResponse(source)) {
-    if (!source.ok) {
-      throw new BloomgateError('E_FETCH', `could not fetch bloomgate.wasm: HTTP ${source.status}`);
-    }
+    if (!source.ok) throw moduleFetchError(source.url || 'the response given to init()', `HTTP ${source.status}`);
     const type = source.headers.get('content-type') || '';
     if (typeof WebAssembly.instantiateStreaming === 'function' && /^application\/wasm\b/i.test(type)) {
       ({ instance } = await WebAssembly.instantiateStreaming(source, imports));
     } else {
-      ({ instance } = await WebAssembly.instantiate(await source.arrayBuffer(), imports));
+      const bytes = await source.arrayBuffer();
+      if (!looksLikeWasm(bytes)) throw notWasmError(source.url, bytes, type);
+      ({ instance } = await WebAssembly.instantiate(bytes, imports));
     }
   } else if (source instanceof ArrayBuffer || ArrayBuffer.isView(source) ||
     (typeof SharedArrayBuffer === 'function' && source instanceof SharedArrayBuffer)) {

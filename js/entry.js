@@ -1,0 +1,23 @@
+/**
+ * entry.js — what `import … from 'bloomgate'` loads through package.json
+ * "exports" (Node and every bundler). Same API as index.js, which browsers
+ * without a bundler import by path.
+ *
+ * It imports the platform modules statically and hands them over, where
+ * index.js alone imports them on first use. A bundler resolves them through
+ * package.json "imports": `#wasm-bytes` is the .wasm file next to the package
+ * (Node), a `new URL('…', import.meta.url)` asset (Vite, webpack) or the bytes
+ * inline (esbuild, rollup, bundles for Node); `#local-file` reads files in
+ * Node and is a stub elsewhere. Being static, they land in the bundle's one
+ * chunk, so single-file builds (rollup's output.file) work.
+ */
+import { loadWasmBytes } from '#wasm-bytes';
+import { openLocalFile } from '#local-file';
+
+import { registerLocalFileOpener } from './load.js';
+import { registerWasmLoader } from './wasm.js';
+
+registerWasmLoader(loadWasmBytes);
+registerLocalFileOpener(openLocalFile);
+
+export * from './index.js';
