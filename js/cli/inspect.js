@@ -53,8 +53,14 @@ export function describe(path, bytes, result) {
     metadata,
     minCount: minCountOf(metadata),
     stats,
+    ...(result.ok && (header.kind === 'fuse8' || header.kind === 'fuse16') && { shards: fuseShards(header, bytes) }),
     warnings: header && stats ? warnings(header, stats, Boolean(result.stats.overFilled)) : [],
   };
+}
+
+/** A valid fuse file's shard count: 2^shard_bits, payload byte 1 (docs/kinds/fuse.md). */
+function fuseShards(header, bytes) {
+  return 2 ** bytes[header.payloadOffset + 1];
 }
 
 /** The list's threshold as BloomFilter#minCount reads it: metadata `minCount`, 1 when whole. */
@@ -156,6 +162,7 @@ function formatText(report, byteLength) {
       ['payload', `offset ${formatCount(h.payloadOffset)}, length ${formatCount(h.payloadLength)} bytes`],
       ['file length', `${formatCount(h.fileLength)} bytes`],
     );
+    if (report.shards !== undefined) rows.push(['shards', report.shards === 1 ? '1 (unsharded)' : `${formatCount(report.shards)} (a sharded fuse payload)`]);
   }
   rows.push(['checksum', h ? `${report.checksum} (${h.checksum})` : report.checksum]);
   const s = report.stats;

@@ -141,6 +141,8 @@ test('part jobs joined in any order are byte-identical to the one-machine build 
     const inspected = JSON.parse(runOk(['inspect', '--json', parts[0]]).stdout);
     assert.equal(inspected.ok, true);
     assert.equal(inspected.metadata.fuseShards, shards);
+    assert.equal(inspected.shards, 1);
+    assert.equal(JSON.parse(runOk(['inspect', '--json', `${name}-joined.bgf`]).stdout).shards, shards);
   }
   assert.deepEqual(leftovers(), []);
 });
