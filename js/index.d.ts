@@ -1,3 +1,5 @@
+/// <reference lib="esnext.disposable" />
+// Symbol.dispose and `using` (TypeScript 5.2+), also under lib ["es2022", "dom"] (@types/node references the same lib).
 /**
  * bloomgate — Bloom filters in WebAssembly for local "definitely not / maybe"
  * checks in browsers, workers, extensions and Node.
@@ -39,6 +41,11 @@ export type Kind = 'classic' | 'blocked' | 'fuse' | 'fuse8' | 'fuse16' | 'counti
 /**
  * Stable error codes. Core codes mirror the C status enum (BG_E_CHECKSUM ->
  * 'E_CHECKSUM'); E_FREED, E_INTEGRITY and E_FETCH are raised by JavaScript.
+ * init() (and the first call that instantiates the module) rejects with
+ * E_FETCH when the module cannot be fetched or read (the message names the URL
+ * or path and the fixes), E_WASM when the bytes are not the module, and E_CSP
+ * when the page's Content-Security-Policy forbids compiling WebAssembly (add
+ * 'wasm-unsafe-eval' to script-src).
  */
 export type BloomgateErrorCode =
   | 'E_ARG' | 'E_RANGE' | 'E_NOMEM' | 'E_TOO_LARGE' | 'E_TRUNCATED' | 'E_MAGIC'
@@ -46,6 +53,7 @@ export type BloomgateErrorCode =
   | 'E_HASH' | 'E_PAYLOAD' | 'E_INCOMPATIBLE' | 'E_BUFFER' | 'E_METADATA'
   | 'E_URL' | 'E_FULL' | 'E_UNSUPPORTED' | 'E_NOT_FOUND' | 'E_STATIC'
   | 'E_FREED' | 'E_INTEGRITY' | 'E_FETCH' | 'E_NOT_READY' | 'E_ESCALATION' | 'E_TIMEOUT'
+  | 'E_WASM' | 'E_CSP'
   | (string & {});
 
 /**
@@ -201,8 +209,8 @@ export class BloomFilter {
    */
   readonly minCount: number;
   stats(): FilterStats;
-  /** The .bgf file bytes (a copy). */
-  serialize(): Uint8Array;
+  /** The .bgf file bytes (a copy, in a fresh ArrayBuffer: a BlobPart, a BodyInit, a BufferSource). */
+  serialize(): Uint8Array<ArrayBuffer>;
   /** The metadata block parsed as JSON (its raw text if it is not JSON), or null. */
   readonly metadata: unknown;
   /**
@@ -294,8 +302,17 @@ export function inspectFile(bytes: Uint8Array | ArrayBuffer): Promise<InspectRep
  * Later calls return the first call's promise.
  */
 export function init(
-  source?: WebAssembly.Module | BufferSource | Response | URL | string | PromiseLike<WebAssembly.Module | BufferSource | Response>,
+  source?: WebAssemblyModule | ArrayBuffer | ArrayBufferView | Response | URL | string
+    | PromiseLike<WebAssemblyModule | ArrayBuffer | ArrayBufferView | Response>,
 ): Promise<void>;
+
+/**
+ * A compiled `WebAssembly.Module` (from `WebAssembly.compile()`, or posted by
+ * another worker). Declared as any object rather than by the DOM lib's name,
+ * so that projects without the DOM lib compile: @types/node declares no
+ * WebAssembly namespace. init() checks at run time that it is a Module.
+ */
+export type WebAssemblyModule = object;
 
 /* ------------------------------------------------------------------------ */
 /* The front gate: local answers, escalation on "maybe"                      */
