@@ -1,0 +1,245 @@
+/**
+ * End-to-end in Debian's headless Chromium: the library without a bundler on
+ * pages under a strict Content-Security-Policy, and in a module worker.
+ *
+ *   script-src 'self' 'wasm-unsafe-eval'   a module script file importing
+ *       js/index.js (or js/inline.js) by relative path answers queries; an
+ *       inline import map is refused (script-src 'self' blocks inline
+ *       scripts), so 'bloomgate' as a bare name does not resolve
+ *   script-src 'self'                      compiling WebAssembly is refused:
+ *       loadFilter rejects with BloomgateError E_CSP naming 'wasm-unsafe-eval'
+ *   module worker                          the worker's own response carries
+ *       the policy; the same two outcomes inside it
+ *
+ * The MV3 extension service worker is tested in extension.test.mjs.
+ * Run: node --test tests/browser/csp.test.mjs (needs /usr/bin/chromium or BG_CHROMIUM).
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { extname, join, resolve, sep } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import { writeInlineModule } from '../../scripts/build-inline.mjs';
+import { CHROMIUM, launch } from './browser.mjs';
+import { root, wordFilter } from './helpers/packed.mjs';
+
+const STRICT = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'";
+const NO_WASM = "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'";
+const WORDS = ['alpha', 'bravo', 'charlie'];
+const ABSENT = ['granite', 'keyboard', 'velocity', 'harbour', 'pancake', 'quartzite'];
+
+const page = (head = '') => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>strict CSP</title>${head}
+<script type="module" src="app.js"></script></head><body><p id="out">loading</p></body></html>
+`;
+
+/** The page's module: load the filter, ask it, report on #out (data-state, data-result). */
+const appModule = (entry) => `import { loadFilter } from '${entry}';
+
+const out = document.getElementById('out');
+loadFilter('/words.bgf').then((filter) => {
+  out.dataset.result = JSON.stringify({
+    present: ${JSON.stringify(WORDS)}.filter((word) => filter.mightContain(word)),
+    absent: ${JSON.stringify(ABSENT)}.filter((word) => !filter.mightContain(word)),
+  });
+  out.dataset.state = 'ready';
+}, (error) => {
+  out.dataset.result = JSON.stringify({ name: error.name, code: error.code, message: error.message });
+  out.dataset.state = 'error';
+});
+`;
+
+const workerPage = `const out = document.getElementById('out');
+const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+worker.onmessage = ({ data }) => {
+  out.dataset.result = JSON.stringify(data);
+  out.dataset.state = data.error ? 'error' : 'ready';
+};
+worker.onerror = (event) => {
+  out.dataset.result = JSON.stringify({ message: event.message });
+  out.dataset.state = 'error';
+};
+worker.postMessage(${JSON.stringify([...WORDS, ...ABSENT])});
+`;
+
+const workerModule = `import { loadFilter } from '../lib/js/index.js';
+
+const filter = loadFilter('/words.bgf');
+self.onmessage = async ({ data: words }) => {
+  try {
+    const f = await filter;
+    self.postMessage({ maybe: words.filter((word) => f.mightContain(word)) });
+  } catch (error) {
+    self.postMessage({ error: true, name: error.name, code: error.code, message: error.message });
+  }
+};
+`;
+
+/** Directory -> { csp, files }; /lib/ is the repository's js/ and wasm/, as vendored. */
+function site(filterBytes) {
+  return {
+    '/strict/': { csp: STRICT, files: { 'index.html': page(), 'app.js': appModule('../lib/js/index.js') } },
+    '/strict-inline/': { csp: STRICT, files: { 'index.html': page(), 'app.js': appModule('../lib/js/inline.js') } },
+    '/import-map/': {
+      csp: STRICT,
+      files: {
+        'index.html': page('<script type="importmap">{"imports":{"bloomgate":"/lib/js/index.js"}}</script>'),
+        'app.js': appModule('bloomgate'),
+      },
+    },
+    '/no-wasm-eval/': { csp: NO_WASM, files: { 'index.html': page(), 'app.js': appModule('../lib/js/index.js') } },
+    '/no-wasm-eval-inline/': { csp: NO_WASM, files: { 'index.html': page(), 'app.js': appModule('../lib/js/inline.js') } },
+    '/worker/': { csp: STRICT, files: { 'index.html': page(), 'app.js': workerPage, 'worker.js': workerModule } },
+    '/worker-no-wasm-eval/': { csp: NO_WASM, files: { 'index.html': page(), 'app.js': workerPage, 'worker.js': workerModule } },
+    '/': { csp: STRICT, files: { 'words.bgf': filterBytes } },
+  };
+}
+
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.wasm': 'application/wasm' };
+
+async function startSite(dirs) {
+  const requests = [];
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
+    requests.push(path);
+    for (const [mount, dir] of [['/lib/js/', join(root, 'js')], ['/lib/wasm/', join(root, 'wasm')]]) {
+      if (!path.startsWith(mount)) continue;
+      const file = resolve(dir, `.${path.slice(mount.length - 1)}`);
+      try {
+        if (!file.startsWith(dir + sep)) throw new Error('outside');
+        const body = await readFile(file);
+        return res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
+      } catch {
+        return res.writeHead(404).end();
+      }
+    }
+    if (path === '/favicon.ico') return res.writeHead(204).end();
+    const slash = path.lastIndexOf('/') + 1;
+    const dir = dirs[path.slice(0, slash)];
+    const name = path.slice(slash) || 'index.html';
+    const body = dir?.files[name];
+    if (body === undefined) return res.writeHead(404).end();
+    res.writeHead(200, {
+      'content-type': TYPES[extname(name)] ?? 'application/octet-stream',
+      'content-security-policy': dir.csp,
+      'cache-control': 'no-store',
+    }).end(body);
+  });
+  await new Promise((ok, fail) => {
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', ok);
+  });
+  return {
+    origin: `http://127.0.0.1:${server.address().port}`,
+    requests,
+    close: () => new Promise((ok) => {
+      server.closeAllConnections();
+      server.close(() => ok());
+    }),
+  };
+}
+
+describe('strict CSP pages and module workers, no bundler, in headless Chromium', {
+  skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}`, timeout: 120000,
+}, () => {
+  let server;
+  let browser;
+
+  before(async () => {
+    writeInlineModule(); // js/inline.js imports the generated js/inline-module.js
+    server = await startSite(site(await wordFilter(WORDS)));
+    browser = await launch();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  /** Open a page; resolve with its report and what the console and page errors said. */
+  async function open(path, { settle = true } = {}) {
+    const tab = await browser.context.newPage();
+    const consoleMessages = [];
+    const errors = [];
+    tab.on('console', (message) => consoleMessages.push(message.text()));
+    tab.on('pageerror', (error) => errors.push(error.message));
+    const before = server.requests.length;
+    try {
+      await tab.goto(`${server.origin}${path}`);
+      if (!settle) {
+        await tab.waitForFunction(() => document.readyState === 'complete');
+        await tab.waitForTimeout(500);
+        return { state: await tab.getAttribute('#out', 'data-state'), console: consoleMessages, errors };
+      }
+      await tab.waitForSelector('#out[data-state]', { timeout: 20000 });
+      return {
+        state: await tab.getAttribute('#out', 'data-state'),
+        result: JSON.parse(await tab.getAttribute('#out', 'data-result')),
+        requests: server.requests.slice(before),
+        console: consoleMessages,
+        errors,
+      };
+    } finally {
+      await tab.close();
+    }
+  }
+
+  function assertAnswers(report) {
+    assert.equal(report.state, 'ready', JSON.stringify(report.result));
+    assert.deepEqual(report.result.present, WORDS);
+    assert.ok(report.result.absent.length >= ABSENT.length - 1, `definite negatives: ${report.result.absent.length}`);
+    assert.deepEqual(report.errors, []);
+    assert.deepEqual(report.console.filter((text) => /Content Security Policy/i.test(text)), [], 'no CSP violation');
+  }
+
+  function assertCspError(result) {
+    assert.equal(result.name, 'BloomgateError', JSON.stringify(result));
+    assert.equal(result.code, 'E_CSP');
+    assert.match(result.message, /add 'wasm-unsafe-eval' to its script-src/);
+  }
+
+  it("script-src 'self' 'wasm-unsafe-eval': a module script importing js/index.js by path answers", async () => {
+    const report = await open('/strict/');
+    assertAnswers(report);
+    assert.ok(report.requests.includes('/lib/wasm/bloomgate.wasm'), `requests: ${report.requests.join(', ')}`);
+  });
+
+  it("script-src 'self' 'wasm-unsafe-eval': js/inline.js answers and fetches no .wasm", async () => {
+    const report = await open('/strict-inline/');
+    assertAnswers(report);
+    assert.ok(report.requests.includes('/lib/js/inline-module.js'));
+    assert.deepEqual(report.requests.filter((path) => path.endsWith('.wasm')), []);
+  });
+
+  it('an inline import map is refused by the same policy: a bare specifier does not resolve', async () => {
+    const report = await open('/import-map/', { settle: false });
+    assert.equal(report.state, null, 'the app never ran');
+    assert.ok(report.console.some((text) => /inline script/i.test(text) && /Content Security Policy/.test(text)), report.console.join('\n'));
+    assert.ok([...report.console, ...report.errors].some((text) => /resolve module specifier "bloomgate"/.test(text)),
+      [...report.console, ...report.errors].join('\n'));
+  });
+
+  it("script-src 'self' without 'wasm-unsafe-eval': E_CSP naming 'wasm-unsafe-eval' (index.js and inline.js)", async () => {
+    for (const path of ['/no-wasm-eval/', '/no-wasm-eval-inline/']) {
+      const report = await open(path);
+      assert.equal(report.state, 'error', path);
+      assertCspError(report.result);
+    }
+  });
+
+  it("a module worker under script-src 'self' 'wasm-unsafe-eval' answers", async () => {
+    const report = await open('/worker/');
+    assert.equal(report.state, 'ready', JSON.stringify(report.result));
+    assert.deepEqual(report.result.maybe.filter((word) => WORDS.includes(word)), WORDS);
+    assert.ok(report.result.maybe.length <= WORDS.length + 1, `maybe: ${report.result.maybe.join(', ')}`);
+    assert.ok(report.requests.includes('/worker/worker.js'));
+  });
+
+  it("a module worker whose policy lacks 'wasm-unsafe-eval' reports E_CSP", async () => {
+    const report = await open('/worker-no-wasm-eval/');
+    assert.equal(report.state, 'error');
+    assertCspError(report.result);
+  });
+});
