@@ -8,6 +8,7 @@
  *   moduleResolution bundler | node16, lib ["es2022", "dom"], no @types
  *   moduleResolution bundler | node16, lib ["es2022"], types ["node"] (Node only, no DOM)
  *   moduleResolution bundler, lib ["esnext", "dom", "dom.iterable"], types ["node"] (both)
+ *   moduleResolution nodenext, lib ["es2022", "dom"]
  *
  * with TypeScript 7 (the newest) and 5.7 (the oldest supported), two
  * compilers at a time. Skipped when typescript and @types/node
@@ -41,6 +42,7 @@ const CONFIGS = [
   { name: 'node16, Node only (types node, no DOM)', module: 'node16', moduleResolution: 'node16', lib: ['es2022'], types: ['node'] },
   { name: 'bundler, Node only (types node, no DOM)', module: 'esnext', moduleResolution: 'bundler', lib: ['es2022'], types: ['node'] },
   { name: 'bundler, esnext + dom + node', module: 'esnext', moduleResolution: 'bundler', lib: ['esnext', 'dom', 'dom.iterable'], types: ['node'], dom: true },
+  { name: 'nodenext, es2022 + dom', module: 'nodenext', moduleResolution: 'nodenext', lib: ['es2022', 'dom'], types: [], dom: true },
 ];
 
 const skip = COMPILERS.length === 0 ? 'typescript is not installed (npm install)'
