@@ -260,3 +260,24 @@ test('through a gate: a misconfigured endpoint is an error for onError, never a 
     await notFound.close();
   }
 });
+
+test('the public range service is recognised by its host: no manifest probe, its padding is what is trusted', async () => {
+  const origin = service.url.replace(/\/range$/, '');
+  const seen = [];
+  // The public service, reached through a fetch that sends its requests to the stand-in.
+  const viaStandIn = (url, init) => {
+    seen.push({ url: String(url), padding: init.headers['Add-Padding'] });
+    return fetch(String(url).replace('https://api.pwnedpasswords.com', origin), init);
+  };
+  const rangeUrl = 'https://api.pwnedpasswords.com/range';
+  assert.equal((await checkPassword('password', { filter: maybeAll(), rangeUrl, fetch: viaStandIn })).count, 9659365);
+  assert.equal((await checkPassword('not-listed-anywhere', { filter: maybeAll(), rangeUrl, fetch: viaStandIn })).breached, false);
+  assert.ok(seen.every(({ url }) => /\/range\/[0-9A-F]{5}$/.test(url)), `no manifest request: ${seen.map((s) => s.url).join(', ')}`);
+  assert.ok(seen.every(({ padding }) => padding === 'true'), 'padding asked of the public service by default');
+  service.mode = 'short-padding';
+  try {
+    await assert.rejects(checkPassword('not-listed-anywhere', { filter: maybeAll(), rangeUrl, fetch: viaStandIn }), { code: 'E_ESCALATION' });
+  } finally {
+    service.mode = 'ok';
+  }
+});
