@@ -166,6 +166,8 @@ async function resolveMounts(staticDir) {
  * @param {string | Array<{ prefix: string, dir: string }>} [options.staticDir] directory served
  *   for other GET paths, or several mounted at URL prefixes (longest prefix wins)
  * @param {number} [options.maxAge=300] Cache-Control max-age of filters, seconds
+ * @param {string} [options.answerCacheControl='public, no-cache'] Cache-Control of range and hash
+ *   replies (a longer one lets a CDN serve an older generation's reply beside a newer manifest)
  * @param {number} [options.maxConnections=4096] connections served at once; more are closed
  * @param {number} [options.headersTimeoutMs=10000] a request whose headers take longer is cut
  * @param {number} [options.requestTimeoutMs=15000] likewise for the whole request
@@ -180,6 +182,7 @@ export async function createReferenceServer(options = {}) {
   if (urlStore && urlStore.hashType !== 'sha256') throw new TypeError('urlStore must hold sha256 records');
   const mounts = await resolveMounts(options.staticDir);
   const maxAge = options.maxAge ?? 300;
+  const answerCache = options.answerCacheControl ?? ANSWER_CACHE;
   const onError = options.onError ?? ((error) => process.stderr.write(`bloomgate serve: ${error.stack ?? error}\n`));
 
   async function serveStatic(res, pathname) {
@@ -250,7 +253,7 @@ export async function createReferenceServer(options = {}) {
       const records = await passwordStore.lookup(parsed.prefix, parsed.bits);
       const body = rangeReply(records, req.headers['add-padding'] === 'true');
       // Padded and unpadded replies differ: a shared cache must key on the header.
-      return send(res, 200, { 'content-type': 'text/plain', 'cache-control': ANSWER_CACHE, vary: 'Add-Padding' }, body);
+      return send(res, 200, { 'content-type': 'text/plain', 'cache-control': answerCache, vary: 'Add-Padding' }, body);
     }
     if ((match = /^\/hashes\/([^/]*)$/.exec(pathname))) {
       if (!urlStore) return text(res, 404, 'no URL store is configured');
@@ -258,7 +261,7 @@ export async function createReferenceServer(options = {}) {
       if (!parsed) return text(res, 400, 'the hash prefix must be 8 hexadecimal characters');
       const records = await urlStore.lookup(parsed.prefix, parsed.bits);
       const body = records.map(({ hash }) => hex(hash).toLowerCase()).join('\n');
-      return send(res, 200, { 'content-type': 'text/plain', 'cache-control': ANSWER_CACHE }, body);
+      return send(res, 200, { 'content-type': 'text/plain', 'cache-control': answerCache }, body);
     }
     return serveStatic(res, pathname);
   }

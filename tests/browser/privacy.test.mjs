@@ -106,6 +106,9 @@ before(async () => {
     urlStore: files.urlStore,
     staticDir: libraryMounts(),
     maxAge: 3600,
+    // Replies a browser may cache (the server's default, 'public, no-cache', revalidates): the
+    // library must still never answer from the HTTP cache.
+    answerCacheControl: 'public, max-age=3600',
   });
   app = await startRecorder(appRoute);
   // Both would answer every request correctly (they are the same reference server): a request there is a leak, not a failure.
