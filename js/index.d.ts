@@ -287,6 +287,8 @@ export interface InspectReport {
   /** Present when ok. */
   stats: FilterStats | null;
   metadata: unknown;
+  /** The file is whole and its XXH3-64 checksum holds, whatever later checks found. */
+  checksumVerified: boolean;
 }
 
 /**

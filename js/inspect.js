@@ -7,10 +7,22 @@
 import { asBytes, wrapFilterPointer } from './filter.js';
 import * as wasm from './wasm.js';
 
+function checksumHolds(view) {
+  const sum = new wasm.FileChecksum();
+  try {
+    sum.update(view);
+    const digest = sum.digestBytes();
+    for (let i = 0; i < 8; i++) if (digest[i] !== view[8 + i]) return false;
+    return true;
+  } finally {
+    sum.free();
+  }
+}
+
 /**
  * @param {Uint8Array | ArrayBuffer} bytes a .bgf file
  * @returns {Promise<{ ok: boolean, code: string, message: string, header: object | null,
- *   stats: object | null, metadata: unknown }>}
+ *   stats: object | null, metadata: unknown, checksumVerified: boolean }>}
  */
 export async function inspectFile(bytes) {
   const view = asBytes(bytes, 'inspectFile()');
@@ -23,7 +35,11 @@ export async function inspectFile(bytes) {
     header: validate.header ?? peek.header,
     stats: null,
     metadata: null,
+    checksumVerified: false,
   };
+  // Checked on its own: validation stops at the first failure, and a failure after the
+  // checksum step (a bad field) says nothing of whether the checksum held.
+  report.checksumVerified = report.header !== null && view.length === report.header.fileLength && checksumHolds(view);
   if (validate.rc < 0) {
     report.code = wasm.statusName(validate.rc);
     report.message = wasm.statusMessage(validate.rc);

@@ -11,7 +11,6 @@ const KEY_ENCODING_NAMES = { 0: 'utf8', 1: 'sha1', 2: 'url' };
 const HASH_NAMES = { 1: 'xxh3-128' };
 // Validation steps that run after the checksum (docs/FORMAT.md): the checksum
 // matched when one of these fails.
-const AFTER_CHECKSUM = new Set(['E_KIND', 'E_KEY_ENCODING', 'E_HASH', 'E_PAYLOAD']);
 
 export async function run(argv) {
   const { values, positionals } = parseCommandArgs('inspect', argv, { json: { type: 'boolean' } });
@@ -48,7 +47,7 @@ export function describe(path, bytes, result) {
     ok: result.ok,
     code: result.code,
     message: result.message,
-    checksum: result.ok || AFTER_CHECKSUM.has(result.code) ? 'ok' : result.code === 'E_CHECKSUM' ? 'mismatch' : 'not verified',
+    checksum: result.ok || result.checksumVerified ? 'ok' : result.code === 'E_CHECKSUM' ? 'mismatch' : 'not verified',
     header,
     metadata,
     minCount: minCountOf(metadata),

@@ -601,3 +601,28 @@ test('serve answers on 127.0.0.1 and stops on SIGTERM', async () => {
   assert.equal(missing.status, 66);
   assert.equal(run(['serve']).status, 64);
 });
+
+test('inspect says the checksum was verified when it was, though a later check fails', async () => {
+  const { BloomFilter, init } = await import('../../js/index.js');
+  const { FileChecksum } = await import('../../js/wasm.js');
+  await init();
+  const filter = await BloomFilter.create({ capacity: 100, errorRate: 0.01 });
+  const bytes = Buffer.from(filter.serialize());
+  filter.free();
+  bytes.writeUInt32LE(0, 24); // k = 0: refused after the checksum step (E_HEADER)
+  const sum = new FileChecksum();
+  sum.update(bytes);
+  Buffer.from(sum.digestBytes()).copy(bytes, 8); // a checksum that holds
+  sum.free();
+  file('k0.bgf', bytes);
+  const inspected = run(['inspect', 'k0.bgf', '--json']);
+  assert.equal(inspected.status, 65);
+  const report = JSON.parse(inspected.stdout);
+  assert.equal(report.code, 'E_HEADER');
+  assert.equal(report.checksum, 'ok', 'verified, then a field failed');
+  bytes[bytes.length - 1] ^= 1; // now the checksum fails too (it comes first)
+  file('k0-flipped.bgf', bytes);
+  assert.equal(JSON.parse(run(['inspect', 'k0-flipped.bgf', '--json']).stdout).checksum, 'mismatch');
+  file('k0-short.bgf', bytes.subarray(0, bytes.length - 3));
+  assert.equal(JSON.parse(run(['inspect', 'k0-short.bgf', '--json']).stdout).checksum, 'not verified');
+});
