@@ -29,7 +29,6 @@ export const MAX_SHARDS = 2 ** 24;
 /** Marks a part file's metadata (`build --shard I/S`): {"fuseShard": I, "fuseShards": S, "metadata": "..."}. */
 export const PART_KEYS = ['fuseShard', 'fuseShards', 'metadata'];
 
-const HEADER_BYTES = 128; // a shard filter built here has no metadata: its payload starts at 128
 const PAYLOAD_HEADER = 32;
 const OFF_CHECKSUM = 8;
 const OFF_M = 32;
@@ -132,7 +131,11 @@ export class FusePart {
   addKey(key) {
     wasm.hashWords(key, this.seedLo, this.seedHi, this.#words);
     if (shardOf(this.#words, this.bits) !== this.shard.index) return;
-    this.#filter.addKey(key);
+    try {
+      this.#filter.addKey(key);
+    } catch (error) {
+      throw error?.code === 'E_NOMEM' ? tooBig(this.shard.index, this.shard.count, this.keys) : error;
+    }
     this.keys++;
   }
 
@@ -157,6 +160,12 @@ export class FusePart {
   free() {
     this.#filter?.free();
   }
+}
+
+/** A shard that does not fit one WebAssembly memory: the keys far outnumber the capacity the shard count came from. */
+function tooBig(shard, shards, keys) {
+  return new BloomgateError('E_NOMEM', `shard ${shard} of ${shards} (${formatCount(keys)} keys so far) does not fit in one ` +
+    'WebAssembly memory (4 GiB, ~120M keys): use more shards (--shards, --shard I/S), or a --capacity near the real key count');
 }
 
 function partMetadata(shard, metadata) {
@@ -289,7 +298,7 @@ export class ShardedFuse {
       this.#remove(task.shard);
     });
     const payloads = (async function* shardPayloads() {
-      for await (const result of built) yield { payload: result.file.subarray(HEADER_BYTES), count: result.count };
+      for await (const result of built) yield { payload: result.file.subarray(getU64(result.file, OFF_PAYLOAD_OFFSET)), count: result.count };
     })();
     const written = await writeFuseFile(output, this.#template.serialize(), this.shards, payloads, progress);
     this.m = written.m;
@@ -349,7 +358,9 @@ export async function* buildInWorkers(tasks, jobs, onBuilt) {
     worker.on('message', (message) => {
       if (message.error) {
         const { code, message: text } = message.error;
-        failure ??= code ? new BloomgateError(code, text) : new Error(text);
+        const task = tasks[message.shard];
+        failure ??= code === 'E_NOMEM' ? tooBig(task.shard, tasks.length, task.records)
+          : code ? new BloomgateError(code, text) : new Error(text);
       } else {
         results.set(message.shard, message);
         onBuilt(tasks[message.shard]);
