@@ -272,14 +272,15 @@ static void fuse_shard_of(const fuse *f, uint64_t h2, fuse *out) {
   out->cells = (uint8_t *)(uintptr_t)(shard + FUSE_HEADER_BYTES);
 }
 
-static inline int fuse_query(const fuse *f, bg_hash_pair hash, unsigned width) {
+/* h1 and h2 apart, not a bg_hash_pair: a struct argument is copied through the wasm stack at every call. */
+static inline int fuse_query(const fuse *f, uint64_t h1, uint64_t h2, unsigned width) {
   fuse shard;
   if (f->shard_bits) {
-    fuse_shard_of(f, hash.h2, &shard);
+    fuse_shard_of(f, h2, &shard);
     f = &shard;
   }
   if (!f->array_length) return 0; /* sealed with no keys (in this shard): nothing is a member */
-  uint64_t x = fuse_mix(hash.h1 ^ f->fuse_seed);
+  uint64_t x = fuse_mix(h1 ^ f->fuse_seed);
   uint32_t p[3];
   fuse_cells(x, f->segment_length, f->segment_count, p);
   uint32_t mask = width == 1 ? 0xffu : 0xffffu;
@@ -291,13 +292,13 @@ static inline int fuse_query(const fuse *f, bg_hash_pair hash, unsigned width) {
 static int fuse8_contains(const void *state, bg_hash_pair hash) {
   const fuse *f = (const fuse *)state;
   if (!f->sealed) return BG_E_UNSUPPORTED;
-  return fuse_query(f, hash, 1);
+  return fuse_query(f, hash.h1, hash.h2, 1);
 }
 
 static int fuse16_contains(const void *state, bg_hash_pair hash) {
   const fuse *f = (const fuse *)state;
   if (!f->sealed) return BG_E_UNSUPPORTED;
-  return fuse_query(f, hash, 2);
+  return fuse_query(f, hash.h1, hash.h2, 2);
 }
 
 /* Batches: compute every key's cells first and ask for their cache lines, then test. */
@@ -308,7 +309,7 @@ static inline bg_status fuse_contains_many(const fuse *f, const bg_hash_pair *ha
   BG_RETURN_IF(!f->sealed, BG_E_UNSUPPORTED);
   if (f->shard_bits) {
     /* Sharded: key by key (each may be in another shard). */
-    for (size_t i = 0; i < count; i++) results[i] = (uint8_t)fuse_query(f, hashes[i], width);
+    for (size_t i = 0; i < count; i++) results[i] = (uint8_t)fuse_query(f, hashes[i].h1, hashes[i].h2, width);
     return BG_OK;
   }
   if (!f->array_length) {
