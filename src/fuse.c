@@ -307,31 +307,31 @@ static int fuse16_contains(const void *state, bg_hash_pair hash) {
 static inline bg_status fuse_contains_many(const fuse *f, const bg_hash_pair *hashes, size_t count,
                                            uint8_t *results, unsigned width) {
   BG_RETURN_IF(!f->sealed, BG_E_UNSUPPORTED);
-  if (f->shard_bits) {
-    /* Sharded: key by key (each may be in another shard). */
-    for (size_t i = 0; i < count; i++) results[i] = (uint8_t)fuse_query(f, hashes[i].h1, hashes[i].h2, width);
-    return BG_OK;
-  }
-  if (!f->array_length) {
-    memset(results, 0, count);
-    return BG_OK;
-  }
   uint32_t mask = width == 1 ? 0xffu : 0xffffu;
   for (size_t start = 0; start < count; start += FUSE_GROUP) {
     size_t n = count - start < FUSE_GROUP ? count - start : FUSE_GROUP;
     uint32_t p[FUSE_GROUP][3], fp[FUSE_GROUP];
+    const uint8_t *cells[FUSE_GROUP]; /* the key's filter or shard; NULL when it holds no keys */
     for (size_t j = 0; j < n; j++) {
-      uint64_t x = fuse_mix(hashes[start + j].h1 ^ f->fuse_seed);
-      fuse_cells(x, f->segment_length, f->segment_count, p[j]);
+      const fuse *s = f;
+      fuse shard;
+      if (f->shard_bits) {
+        fuse_shard_of(f, hashes[start + j].h2, &shard);
+        s = &shard;
+      }
+      cells[j] = s->array_length ? s->cells : NULL;
+      uint64_t x = fuse_mix(hashes[start + j].h1 ^ s->fuse_seed);
+      fuse_cells(x, s->segment_length, s->segment_count, p[j]);
       fp[j] = fuse_fingerprint(x) & mask;
 #if defined(__GNUC__) && !defined(__wasm__)
-      for (int t = 0; t < 3; t++) __builtin_prefetch(f->cells + (size_t)p[j][t] * width);
+      if (cells[j])
+        for (int t = 0; t < 3; t++) __builtin_prefetch(cells[j] + (size_t)p[j][t] * width);
 #endif
     }
     for (size_t j = 0; j < n; j++) {
-      uint32_t v = cell_get(f->cells, p[j][0], width) ^ cell_get(f->cells, p[j][1], width) ^
-                   cell_get(f->cells, p[j][2], width);
-      results[start + j] = (uint8_t)(v == fp[j]);
+      const uint8_t *c = cells[j];
+      results[start + j] = c && (cell_get(c, p[j][0], width) ^ cell_get(c, p[j][1], width) ^
+                                 cell_get(c, p[j][2], width)) == fp[j];
     }
   }
   return BG_OK;
