@@ -29,6 +29,12 @@
  * derived from the filter's seed and the attempt number, so the same keys and
  * seed always give the same bytes whatever the insertion order (the cell
  * arrays, and hence the peeling order, do not depend on the key order).
+ *
+ * Sharded files (docs/kinds/fuse.md): a payload with shard_bits b > 0 holds
+ * 2^b shards, each the unsharded payload of the keys whose h2 starts with its
+ * number (h2 is read nowhere else here), behind a table of offsets. This file
+ * reads, validates and queries them; the shards are built elsewhere (the CLI,
+ * js/cli/fuse-shards.js), each as an unsharded filter fed by bg_filter_add_h1.
  */
 #include <math.h>
 #include <stdlib.h>
