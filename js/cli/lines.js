@@ -19,9 +19,15 @@ export class LineSplitter {
    *   valid only during the call. For a line over maxLineBytes, `tooLong` is
    *   true and the range holds only its beginning.
    */
-  constructor(onLine, maxLineBytes = MAX_LINE_BYTES) {
+  constructor(onLine, maxLineBytes = MAX_LINE_BYTES, fastPath = null) {
     this.onLine = onLine;
     this.maxLineBytes = maxLineBytes;
+    // A consumer that reads runs of whole lines itself (records.js rows()):
+    // fastPath.rows(buffer, start, end) takes lines from buffer[start, end),
+    // which ends just past an LF, and returns where it stopped (a line start),
+    // leaving the count of lines it took in fastPath.rowsDone. A line it does
+    // not take goes to onLine as usual, then the fast path resumes.
+    this.fastPath = maxLineBytes === MAX_LINE_BYTES ? fastPath : null;
     this.lineNumber = 0;
     // A line split across chunks is gathered here. Room for the longest line,
     // its CR, and one more byte, which is enough to know a line is too long.
@@ -47,7 +53,20 @@ export class LineSplitter {
       start = this.#skipBom(chunk);
       if (this.bomBytes >= 0) return; // the chunk ended inside a possible byte order mark
     }
+    const fast = this.fastPath;
+    let last = -2; // the chunk's last LF, found when first needed
     while (start < length) {
+      if (fast !== null && this.carryLength === 0 && !this.overflow) {
+        if (last === -2) last = chunk.lastIndexOf(LF);
+        if (last < start) {
+          this.#append(chunk, start, length);
+          return;
+        }
+        const stop = fast.rows(chunk, start, last + 1);
+        this.lineNumber += fast.rowsDone;
+        start = stop;
+        if (start >= length) return;
+      }
       const end = chunk.indexOf(LF, start);
       if (end === -1) {
         this.#append(chunk, start, length);

@@ -41,7 +41,10 @@ const LITTLE_ENDIAN = endianness() === 'LE';
 
 /**
  * Appends records in ascending hash order to a file from `start`, merging
- * equal hashes (largest count), counting records per 20-bit prefix.
+ * equal hashes (largest count), counting records per 20-bit prefix. The last
+ * record (which an equal hash may still update) waits in the write buffer
+ * itself, at `fill`: a record is copied once, into the buffer, and never
+ * through a temporary.
  */
 class SortedSink {
   constructor(fd, path, recordSize, hashBytes, start, withHistogram) {
@@ -54,8 +57,7 @@ class SortedSink {
     this.count = 0;
     this.histogram = withHistogram ? new Float64Array(HISTOGRAM_BUCKETS) : null;
     this.buffer = new Uint8Array(Math.floor(WRITE_BYTES / recordSize) * recordSize);
-    this.fill = 0;
-    this.pending = new Uint8Array(recordSize);
+    this.fill = 0; // bytes of records taken; a pending record follows them
     this.hasPending = false;
   }
 
@@ -64,11 +66,17 @@ class SortedSink {
    * nothing, when its hash is below the previous one.
    */
   push(bytes, at) {
-    const { pending, hashBytes } = this;
+    return this.pushKey(bytes, at, readCount(bytes, at + this.hashBytes));
+  }
+
+  /** push() of the hash at src[at, at + hashBytes) with `count` (at most 2^32 - 1). */
+  pushKey(src, at, count) {
+    const { buffer, hashBytes } = this;
+    let p = this.fill;
     if (this.hasPending) {
       let order = 0;
       for (let i = 0; i < hashBytes; i++) {
-        const d = bytes[at + i] - pending[i];
+        const d = src[at + i] - buffer[p + i];
         if (d !== 0) {
           order = d;
           break;
@@ -76,26 +84,30 @@ class SortedSink {
       }
       if (order < 0) return false;
       if (order === 0) {
-        if (readCount(bytes, at + hashBytes) > readCount(pending, hashBytes)) pending.set(bytes.subarray(at + hashBytes, at + this.recordSize), hashBytes);
+        if (count > readCount(buffer, p + hashBytes)) writeCount(buffer, p + hashBytes, count);
         return true;
       }
-      this.#emit();
+      this.#take();
+      p = this.fill;
     }
-    pending.set(bytes.subarray(at, at + this.recordSize));
+    for (let i = 0; i < hashBytes; i++) buffer[p + i] = src[at + i];
+    writeCount(buffer, p + hashBytes, count);
     this.hasPending = true;
     return true;
   }
 
-  #emit() {
-    const { pending } = this;
-    if (this.fill === this.buffer.length) this.flush();
-    this.buffer.set(pending, this.fill);
-    this.fill += this.recordSize;
+  // The pending record is final: count it, and write the buffer out when full.
+  #take() {
+    const b = this.buffer;
+    const p = this.fill;
+    if (this.histogram) this.histogram[((b[p] << 12) | (b[p + 1] << 4) | (b[p + 2] >>> 4)) >>> 0]++;
     this.count++;
-    if (this.histogram) this.histogram[((pending[0] << 12) | (pending[1] << 4) | (pending[2] >>> 4)) >>> 0]++;
+    this.hasPending = false;
+    this.fill = p + this.recordSize;
+    if (this.fill === b.length) this.#flush();
   }
 
-  flush() {
+  #flush() {
     if (this.fill === 0) return;
     writeAll(this.fd, this.path, this.buffer, this.fill, this.position);
     this.position += this.fill;
@@ -104,11 +116,17 @@ class SortedSink {
 
   /** Write the last record out; the sink holds `count` records in [start, position). */
   finish() {
-    if (this.hasPending) this.#emit();
-    this.hasPending = false;
-    this.flush();
+    if (this.hasPending) this.#take();
+    this.#flush();
     return this.count;
   }
+}
+
+function writeCount(bytes, at, count) {
+  bytes[at] = count >>> 24;
+  bytes[at + 1] = (count >>> 16) & 0xff;
+  bytes[at + 2] = (count >>> 8) & 0xff;
+  bytes[at + 3] = count & 0xff;
 }
 
 function readCount(bytes, at) {
@@ -159,7 +177,6 @@ export class StoreWriter {
     this.recordSize = type.bytes + COUNT_BYTES;
     this.progress = progress;
     this.runRecords = Math.max(2, Math.min(2 ** 24, Math.floor(runBytes / this.recordSize)));
-    this.record = new Uint8Array(this.recordSize);
     this.sink = new SortedSink(output.fd, output.temporaryPath, this.recordSize, this.hashBytes, RESERVED_RECORDS_OFFSET, true);
     this.sorted = true; // every record so far came in order
     this.runs = []; // { path, fd, start, end } sorted runs on disk
@@ -171,19 +188,27 @@ export class StoreWriter {
 
   /** Add one record (the key is copied). */
   add(hash, count) {
-    const { record, hashBytes } = this;
-    record.set(hash);
+    this.#add(hash, 0, count);
+  }
+
+  /** Add n records: hash i is hashes[i * hashBytes, (i + 1) * hashBytes), its count counts[i]. */
+  addKeys(hashes, counts, n) {
+    const { hashBytes } = this;
+    for (let i = 0, at = 0; i < n; i++, at += hashBytes) this.#add(hashes, at, counts[i]);
+  }
+
+  // The record of the hash at src[at, at + hashBytes) and its count.
+  #add(src, at, count) {
     const c = count > 0xffffffff ? 0xffffffff : count;
-    record[hashBytes] = c >>> 24;
-    record[hashBytes + 1] = (c >>> 16) & 0xff;
-    record[hashBytes + 2] = (c >>> 8) & 0xff;
-    record[hashBytes + 3] = c & 0xff;
     this.added++;
     if (this.sorted) {
-      if (this.sink.push(record, 0)) return;
+      if (this.sink.pushKey(src, at, c)) return;
       this.#startSorting();
     }
-    this.runBuffer.set(record, this.runFill * this.recordSize);
+    const { hashBytes, runBuffer } = this;
+    const to = this.runFill * this.recordSize;
+    for (let i = 0; i < hashBytes; i++) runBuffer[to + i] = src[at + i];
+    writeCount(runBuffer, to + hashBytes, c);
     if (++this.runFill === this.runRecords) this.#writeRun();
   }
 
