@@ -5,7 +5,6 @@
 // given does the input have to be read twice (count, then add): a file is
 // simply re-read; a pipe is held in memory in between.
 import { randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { parseChoice, parseCommandArgs, parseNonNegativeInteger, parsePositiveInteger, parseProbability, parseSeed } from './args.js';
 import { CliError, EXIT, quote, usageError } from './errors.js';
@@ -18,6 +17,7 @@ import { formatBytes, formatCount, Progress } from './progress.js';
 import { FORMATS, KEY_ENCODING, RecordReader, STORE_HASH } from './records.js';
 import { defaultShards, FUSE_KINDS, FusePart, isSharded, SHARD_KEYS, SHARD_OPTIONS, shardOptions, ShardedFuse } from './fuse-shards.js';
 import { DigestKeyFilter } from './digest-keys.js';
+import { fileIdentity, refuseToOverwrite, sameFile } from './overwrite.js';
 
 export const KINDS = ['classic', 'blocked', 'fuse', 'fuse8', 'fuse16', 'counting', 'scalable', 'cuckoo'];
 
@@ -206,28 +206,17 @@ export async function run(argv) {
  */
 function refuseToOverwriteInput(input, options) {
   const outputs = [['-o', options.output], ['--store', options.store]].filter(([, path]) => path !== undefined);
-  const identity = (path) => {
-    try {
-      return statSync(path);
-    } catch {
-      return null; // does not exist (yet): it cannot be the input
-    }
-  };
-  const same = (a, b) => a !== null && b !== null && a.dev === b.dev && a.ino === b.ino;
   const source = input.stat && (input.stat.isFile() || input.stat.isDirectory()) ? input.stat : null;
   const described = input.label === 'stdin' ? 'the input (stdin)' : `the input ${quote(input.path)}`;
+  if (source) refuseToOverwrite(outputs, [{ path: input.path, stat: source, described }]);
   for (const [flag, path] of outputs) {
-    const target = identity(path);
-    if (source && same(target, source)) {
-      throw usageError(`${flag} ${quote(path)} is ${described}${resolve(path) === resolve(input.path ?? '') ? '' : ' (a link to it)'}: refusing to overwrite it`);
-    }
-    if (source && input.isDirectory && same(identity(dirname(resolve(path))), source)) {
+    if (source && input.isDirectory && sameFile(fileIdentity(dirname(resolve(path))), source)) {
       throw usageError(`${flag} ${quote(path)} is inside ${described}, a per-prefix directory: write outputs elsewhere`);
     }
   }
   if (outputs.length === 2) {
     const [[, a], [, b]] = outputs;
-    if (resolve(a) === resolve(b) || same(identity(a), identity(b))) throw usageError('--store and --output must be different files');
+    if (resolve(a) === resolve(b) || sameFile(fileIdentity(a), fileIdentity(b))) throw usageError('--store and --output must be different files');
   }
 }
 

@@ -5,6 +5,7 @@ import { EXIT, usageError } from './errors.js';
 import { loadFilterFile, inFile } from './filter-file.js';
 import { COMMAND_HELP } from './help.js';
 import { AtomicOutput } from './output.js';
+import { refuseToOverwrite } from './overwrite.js';
 import { formatBytes } from './progress.js';
 
 export async function run(argv) {
@@ -18,6 +19,8 @@ export async function run(argv) {
   }
   if (positionals.length !== 1) throw usageError("compact takes one counting filter (see 'bloomgate compact --help')");
   if (!values.output) throw usageError("missing -o/--output FILE (see 'bloomgate compact --help')");
+  // Before anything is created: the output must not replace the input (a link to it included).
+  refuseToOverwrite([['-o', values.output]], [{ path: positionals[0] }]);
   const { BloomFilter } = await import('../index.js');
   const output = await AtomicOutput.create(values.output);
   let counting;

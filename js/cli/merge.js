@@ -7,6 +7,7 @@ import { CliError, EXIT, usageError } from './errors.js';
 import { inFile, loadFilterFile } from './filter-file.js';
 import { COMMAND_HELP } from './help.js';
 import { AtomicOutput } from './output.js';
+import { refuseToOverwrite } from './overwrite.js';
 import { formatBytes, formatCount } from './progress.js';
 
 // What must agree for two filters' bits to mean the same thing.
@@ -24,6 +25,8 @@ export async function run(argv) {
   if (values.output === undefined || values.output === '') throw usageError("missing -o/--output FILE (see 'bloomgate merge --help')");
   if (positionals.length < 2) throw usageError(`merge needs at least two filter files, got ${positionals.length} (see 'bloomgate merge --help')`);
 
+  // Before anything is created: the output must not replace an input (a link to one included).
+  refuseToOverwrite([['-o', values.output]], positionals.map((path) => ({ path })));
   const { BloomFilter } = await import('../index.js');
   const output = await AtomicOutput.create(values.output);
   let merged;
