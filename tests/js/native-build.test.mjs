@@ -45,11 +45,11 @@ function nativeBuild(args) {
 }
 
 /** Both builders on one input: the same bytes. */
-function same(t, input, options, expectedItems) {
+function same(t, input, options, expectedItems, nativeOptions = []) {
   if (skip) return t.skip(skip);
   const tag = options.join('_').replace(/[^a-z0-9]+/gi, '');
   cli([input, '--format', 'hibp', '-o', `cli-${tag}.bgf`, ...options]);
-  const report = nativeBuild([input, '-o', `native-${tag}.bgf`, ...options]);
+  const report = nativeBuild([input, '-o', `native-${tag}.bgf`, ...options, ...nativeOptions]);
   if (expectedItems !== undefined) assert.equal(report.items, expectedItems);
   const a = readFileSync(join(dir, `cli-${tag}.bgf`));
   const b = readFileSync(join(dir, `native-${tag}.bgf`));
@@ -81,6 +81,14 @@ test('classic, blocked and fuse from a generated dump: the same bytes', (t) => {
     if (skip) return t.skip(skip);
     same(t, 'dump.txt', ['--kind', kind], 20000);
   }
+});
+
+test('native_build --batch (bg_filter_add_many into a utf8 filter, then the sha1 header): the same bytes', (t) => {
+  for (const kind of ['classic', 'blocked', 'fuse']) {
+    if (skip) return t.skip(skip);
+    same(t, 'dump.txt', ['--kind', kind], 20000, ['--batch']);
+  }
+  same(t, 'mixed.txt', ['--skip-invalid', '--seed', '7'], undefined, ['--batch']);
 });
 
 test('--error-rate, --seed, --min-count and --capacity: the same bytes', (t) => {
