@@ -332,10 +332,12 @@ async function createFilter(BloomFilter, options, capacity, metadata, keyEncodin
   try {
     return await BloomFilter.create(filterSettings(options, capacity, metadata, keyEncoding));
   } catch (error) {
-    // The sizes come from the user's numbers: too large is a usage error.
+    // The sizes come from the user's numbers: out of range is a usage error (64); a size past
+    // the format's limits is E_TOO_LARGE, exit 65 as in every command.
     if (error?.code === 'E_RANGE' || error?.code === 'E_TOO_LARGE' || error instanceof RangeError) {
       const code = typeof error.code === 'string' && error.code.startsWith('E_') ? error.code : 'E_RANGE';
-      throw new CliError(`cannot size a filter for capacity ${capacity} at error rate ${options.errorRate}: ${error.message}`, code, EXIT.USAGE);
+      throw new CliError(`cannot size a filter for capacity ${capacity} at error rate ${options.errorRate}: ${error.message}`, code,
+        code === 'E_TOO_LARGE' ? EXIT.DATA : EXIT.USAGE);
     }
     if (error?.code === 'E_NOMEM') {
       const { m } = sizeFor({ capacity, errorRate: options.errorRate });

@@ -4,7 +4,8 @@ export const EXIT_CODES_TEXT = `Exit codes:
   0   success
   64  usage error: unknown command or option, missing argument, bad number,
       or a --capacity/--error-rate too large to allocate
-  65  data error: malformed input line, corrupt or incompatible filter file
+  65  data error: malformed input line, corrupt or incompatible filter file,
+      a size past the format's limits (E_TOO_LARGE)
   66  an input file cannot be opened or read
   70  internal error (a bug: please report it)
   71  out of memory (E_NOMEM): WebAssembly memory is at most 4 GiB

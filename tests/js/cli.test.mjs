@@ -626,3 +626,19 @@ test('inspect says the checksum was verified when it was, though a later check f
   file('k0-short.bgf', bytes.subarray(0, bytes.length - 3));
   assert.equal(JSON.parse(run(['inspect', 'k0-short.bgf', '--json']).stdout).checksum, 'not verified');
 });
+
+test('E_TOO_LARGE exits 65 in every command: a --capacity past 2^43 bits, a file that claims one', () => {
+  file('one.txt', 'a\n');
+  const built = run(['build', 'one.txt', '-o', 'huge.bgf', '--capacity', '9007199254740991', '--error-rate', '0.000001']);
+  assert.equal(built.status, 65, built.stderr);
+  assertErrorLine(built.stderr, 'E_TOO_LARGE');
+  assert.equal(run(['build', 'one.txt', '-o', 'ok.bgf', '-q']).status, 0);
+  const bytes = readFileSync(join(dir, 'ok.bgf'));
+  bytes.writeBigUInt64LE(2n ** 41n, 104); // payload_length past the limit (validation step 7)
+  file('claims-huge.bgf', bytes);
+  for (const args of [['inspect', 'claims-huge.bgf'], ['query', 'claims-huge.bgf', 'a'], ['merge', '-o', 'm.bgf', 'claims-huge.bgf', 'ok.bgf']]) {
+    const result = run(args);
+    assert.equal(result.status, 65, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stderr, /\(E_TOO_LARGE\)/, args.join(' '));
+  }
+});
