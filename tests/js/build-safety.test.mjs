@@ -1,33 +1,22 @@
 // Nothing lost on the write side of `bloomgate build`: outputs never replace
 // their own input, and a build killed outright leaves nothing that later
 // runs trip over.
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { linkSync, mkdirSync, mkdtempSync, openSync, closeSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { linkSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { StoreReader } from '../../js/store.js';
+import { CLI, runCli, scratchDirectory } from './helpers/cli.mjs';
 
-const CLI = fileURLToPath(new URL('../../js/cli.js', import.meta.url));
-
+const scratch = scratchDirectory('bloomgate-safety-');
 let dir;
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'bloomgate-safety-'));
+  dir = scratch.dir;
 });
-after(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function run(args, options = {}) {
-  const result = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8', ...options });
-  assert.equal(result.error, undefined);
-  assert.doesNotMatch(result.stderr, /\n\s+at /, `stack trace in stderr:\n${result.stderr}`);
-  return result;
-}
+const run = (args, options = {}) => runCli(dir, args, options);
 
 const sha1Hex = (text) => createHash('sha1').update(text).digest('hex').toUpperCase();
 const temporaries = (sub = '') => readdirSync(join(dir, sub)).filter((name) => name.includes('.tmp-'));

@@ -20,22 +20,11 @@ import { RecordReader } from '../../js/cli/records.js';
 import { LineSplitter, MAX_LINE_BYTES } from '../../js/cli/lines.js';
 import { BloomFilter } from '../../js/index.js';
 import { writeStore } from '../../js/store.js';
+import { prng } from './helpers/prng.mjs';
 
 const CLI = fileURLToPath(new URL('../../js/cli.js', import.meta.url));
 const SEED = Number(process.env.BG_FUZZ_JS_SEED ?? 0x5eed);
 
-function prng(seed) {
-  let x = seed >>> 0 || 1;
-  const next = () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x;
-  };
-  return { int: (n) => next() % n, chance: (p) => next() / 2 ** 32 < p };
-}
 
 const HEX = '0123456789ABCDEF';
 

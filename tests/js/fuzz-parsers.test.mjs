@@ -18,23 +18,11 @@ import { join } from 'node:path';
 import { StoreReader, writeStore } from '../../js/store.js';
 import { RecordReader } from '../../js/cli/records.js';
 import { LineSplitter } from '../../js/cli/lines.js';
+import { prng } from './helpers/prng.mjs';
 
 const SCALE = Number(process.env.BG_FUZZ_JS_ITERATIONS ?? 1);
 const SEED = Number(process.env.BG_FUZZ_JS_SEED ?? 0x5eed);
 
-/** xorshift32: a reproducible sequence for a given seed. */
-function prng(seed) {
-  let x = seed >>> 0 || 1;
-  const next = () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x;
-  };
-  return { int: (n) => next() % n, byte: () => next() & 255, chance: (p) => next() / 2 ** 32 < p };
-}
 
 function recomputeChecksum(bytes) {
   if (bytes.length >= 16) bytes.set(createHash('sha256').update(bytes.subarray(16)).digest().subarray(0, 8), 8);

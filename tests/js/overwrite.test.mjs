@@ -2,30 +2,18 @@
 // never does (build-safety.test.mjs): an -o that is an input (the same path,
 // a symbolic link or a hard link to it) is a usage error, exit 64, reported
 // before anything is created, and the input stays as it was.
-import { test, before, after } from 'node:test';
+import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { linkSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { linkSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { runCli, scratchDirectory } from './helpers/cli.mjs';
 
-const CLI = fileURLToPath(new URL('../../js/cli.js', import.meta.url));
-
+const scratch = scratchDirectory('bloomgate-overwrite-');
 let dir;
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'bloomgate-overwrite-'));
+  dir = scratch.dir;
 });
-after(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function run(args, options = {}) {
-  const result = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8', ...options });
-  assert.equal(result.error, undefined);
-  assert.doesNotMatch(result.stderr, /\n\s+at /, `stack trace in stderr:\n${result.stderr}`);
-  return result;
-}
+const run = (args, options = {}) => runCli(dir, args, options);
 
 function build(name, items, extra = []) {
   writeFileSync(join(dir, `${name}.txt`), `${items.join('\n')}\n`);
