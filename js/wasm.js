@@ -179,6 +179,11 @@ async function instantiate(source) {
     instance = await WebAssembly.instantiate(source, imports);
   } else if (source instanceof WebAssembly.Instance) {
     throw new TypeError('init() needs a WebAssembly.Module, not an Instance: bloomgate must supply the imports');
+  } else if (source instanceof ArrayBuffer || ArrayBuffer.isView(source) ||
+    (typeof SharedArrayBuffer === 'function' && source instanceof SharedArrayBuffer)) {
+    // Bytes before Response: in Node the first touch of the global Response loads its fetch
+    // implementation (~10 ms of every CLI run), and Node's own module source is bytes.
+    ({ instance } = await WebAssembly.instantiate(source, imports));
   } else if (isResponse(source)) {
     if (!source.ok) throw moduleFetchError(source.url || 'the response given to init()', `HTTP ${source.status}`);
     const type = source.headers.get('content-type') || '';
@@ -189,9 +194,6 @@ async function instantiate(source) {
       if (!looksLikeWasm(bytes)) throw notWasmError(source.url, bytes, type);
       ({ instance } = await WebAssembly.instantiate(bytes, imports));
     }
-  } else if (source instanceof ArrayBuffer || ArrayBuffer.isView(source) ||
-    (typeof SharedArrayBuffer === 'function' && source instanceof SharedArrayBuffer)) {
-    ({ instance } = await WebAssembly.instantiate(source, imports));
   } else {
     throw new TypeError('init() accepts a WebAssembly.Module, bytes (ArrayBuffer or a view), a Response, a URL or a URL string');
   }
