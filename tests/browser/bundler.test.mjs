@@ -16,6 +16,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { CHROMIUM, launch } from './browser.mjs';
+import { listenLocal } from './helpers/listen.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const appDir = join(root, 'examples', 'vite');
@@ -53,18 +54,7 @@ async function serveDir(dir) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
     }
   });
-  await new Promise((ok, fail) => {
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', ok);
-  });
-  return {
-    origin: `http://127.0.0.1:${server.address().port}`,
-    requests,
-    close: () => new Promise((ok) => {
-      server.closeAllConnections();
-      server.close(() => ok());
-    }),
-  };
+  return listenLocal(server, { requests });
 }
 
 const skip = !vite ? 'vite is not installed (npm install --save-dev vite)' : !hasChromium ? `no Chromium at ${CHROMIUM}` : false;

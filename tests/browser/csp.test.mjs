@@ -24,6 +24,7 @@ import { after, before, describe, it } from 'node:test';
 import { writeInlineModule } from '../../scripts/build-inline.mjs';
 import { CHROMIUM, launch } from './browser.mjs';
 import { root, wordFilter } from './helpers/packed.mjs';
+import { listenLocal } from './helpers/listen.mjs';
 
 const STRICT = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'";
 const NO_WASM = "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'";
@@ -127,18 +128,7 @@ async function startSite(dirs) {
       'cache-control': 'no-store',
     }).end(body);
   });
-  await new Promise((ok, fail) => {
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', ok);
-  });
-  return {
-    origin: `http://127.0.0.1:${server.address().port}`,
-    requests,
-    close: () => new Promise((ok) => {
-      server.closeAllConnections();
-      server.close(() => ok());
-    }),
-  };
+  return listenLocal(server, { requests });
 }
 
 describe('strict CSP pages and module workers, no bundler, in headless Chromium', {

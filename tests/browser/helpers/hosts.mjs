@@ -19,6 +19,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { extname, join, resolve, sep } from 'node:path';
+import { listenLocal } from './listen.mjs';
 
 export const NGINX = process.env.BG_NGINX ?? '/usr/sbin/nginx';
 export const PYTHON = process.env.BG_PYTHON ?? 'python3';
@@ -193,19 +194,7 @@ export async function startRecorder(route) {
       res.end(`internal error: ${error.message}\n`);
     });
   });
-  await new Promise((resolvePromise, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolvePromise);
-  });
-  return {
-    origin: `http://127.0.0.1:${server.address().port}`,
-    server,
-    requests,
-    close: () => new Promise((resolvePromise) => {
-      server.closeAllConnections();
-      server.close(() => resolvePromise());
-    }),
-  };
+  return listenLocal(server, { requests });
 }
 
 /**

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { listenLocal } from './listen.mjs';
 
 export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const run = promisify(execFile);
@@ -98,18 +99,7 @@ export async function serveDir(dir, { headers = {} } = {}) {
     requests.push({ path, status });
     res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store', ...headers }).end(body);
   });
-  await new Promise((ok, fail) => {
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', ok);
-  });
-  return {
-    origin: `http://127.0.0.1:${server.address().port}`,
-    requests,
-    close: () => new Promise((ok) => {
-      server.closeAllConnections();
-      server.close(() => ok());
-    }),
-  };
+  return listenLocal(server, { requests });
 }
 
 /** Every file under `dir`, relative, with its size. */
