@@ -1,7 +1,7 @@
 // A scratch region inside the library's own wasm memory, for the "just copy the
 // bytes into wasm memory" baseline of the load test. Benchmark-only: it uses
-// js/wasm.js internals (WasmBuffer), which applications never import.
-import { ready, WasmBuffer } from '../js/wasm.js';
+// the boundary's WasmBuffer (js/wasm/buffers.js), which applications never import.
+import { ready, WasmBuffer } from '../js/wasm/index.js';
 
 /**
  * A malloc'd region of `size` bytes in the module's memory. copy(bytes) is one
@@ -11,9 +11,10 @@ import { ready, WasmBuffer } from '../js/wasm.js';
 export async function wasmScratch(size) {
   await ready();
   const buffer = new WasmBuffer(size);
+  buffer.length = size; // the region counts as filled, so bytes() views all of it
   return {
     copy(bytes) {
-      buffer.copyOnly(bytes); // HEAPU8.set(bytes, ptr): the copy itself, no checksum
+      buffer.bytes().set(bytes); // the copy itself, no checksum
     },
     release: () => buffer.free(),
   };

@@ -15,7 +15,7 @@ import { loadWasmBytes } from '#wasm-bytes';
 import { openLocalFile } from '#local-file';
 
 import { registerLocalFileOpener } from './load.js';
-import { registerWasmLoader } from './wasm.js';
+import { registerWasmLoader } from './wasm/index.js';
 
 registerWasmLoader(loadWasmBytes);
 registerLocalFileOpener(openLocalFile);

@@ -7,25 +7,22 @@
  * unsupported kinds or encodings BloomgateError (E_KIND, E_KEY_ENCODING).
  */
 import { BloomgateError } from './errors.js';
-import * as wasm from './wasm.js';
+import * as wasm from './wasm/index.js';
+import {
+  CLASSIC_SIZED_KIND_IDS, hashName, KEY_ENCODING_IDS, keyEncodingName, KIND_IDS, kindName, STATIC_KIND_IDS,
+} from './names.js';
 
 // The same literals as src/sizing.c, so sizeFor() and the core agree on m and k.
 const LN2 = 0.69314718055994530942;
 const LN2_SQUARED = 0.48045301391820142467;
-const MAX_CAPACITY = 2 ** 53; // BG_MAX_CAPACITY
-const MAX_BITS = 2 ** 43; // BG_MAX_BITS
+const { MAX_CAPACITY, MAX_BITS, URL_MAX_EXPRESSIONS } = wasm;
 
-// Header ids of the kinds (src/bloomgate.h, bg_kind). 'fuse' picks the width from errorRate.
-const KINDS = new Map([['classic', 1], ['blocked', 2], ['fuse8', 3], ['fuse16', 4], ['counting', 5], ['scalable', 6], ['cuckoo', 7]]);
-const KIND_NAMES = new Map([...KINDS].map(([name, id]) => [id, name]));
-/** Binary fuse filters are built once from all their keys. */
-const STATIC_KINDS = new Set([3, 4]);
-/** Kinds sized exactly like the classic filter (sizeFor applies to them). */
-const CLASSIC_SIZED = new Set([1, 5, 6]);
-const URL_EXPRESSIONS = 30; // BG_URL_MAX_EXPRESSIONS
-const KEY_ENCODINGS = new Map([['utf8', 0], ['sha1', 1], ['url', 2]]);
-const KEY_ENCODING_NAMES = new Map([[0, 'utf8'], [1, 'sha1'], [2, 'url']]);
-const HASH_NAMES = new Map([[1, 'xxh3-128']]);
+// 'fuse' is not a kind of its own: it picks fuse8 or fuse16 from errorRate (parseKind).
+const KINDS = KIND_IDS;
+const STATIC_KINDS = STATIC_KIND_IDS;
+const CLASSIC_SIZED = CLASSIC_SIZED_KIND_IDS;
+const KEY_ENCODINGS = KEY_ENCODING_IDS;
+const URL_ENCODING = KEY_ENCODINGS.get('url');
 
 const textEncoder = new TextEncoder();
 
@@ -95,7 +92,7 @@ function parseKind(kind, errorRate) {
   if (kind === undefined) return 1;
   if (typeof kind !== 'string') throw new TypeError(`kind must be a string, got ${describe(kind)}`);
   // A fuse filter's rate is fixed by its fingerprint: 2^-8 (0.39%) or 2^-16 (0.0015%).
-  if (kind === 'fuse') return errorRate >= 2 ** -8 ? 3 : 4;
+  if (kind === 'fuse') return KINDS.get(errorRate >= 2 ** -8 ? 'fuse8' : 'fuse16');
   const value = KINDS.get(kind);
   if (value === undefined) {
     throw new BloomgateError('E_KIND', `unknown or unsupported filter kind '${kind}' (supported: ${[...KINDS.keys()].join(', ')})`);
@@ -108,7 +105,7 @@ function parseKeyEncoding(keyEncoding) {
   if (typeof keyEncoding !== 'string') throw new TypeError(`keyEncoding must be a string, got ${describe(keyEncoding)}`);
   const value = KEY_ENCODINGS.get(keyEncoding);
   if (value === undefined) {
-    throw new BloomgateError('E_KEY_ENCODING', `unknown key encoding '${keyEncoding}' (supported: utf8, sha1, url)`);
+    throw new BloomgateError('E_KEY_ENCODING', `unknown key encoding '${keyEncoding}' (supported: ${[...KEY_ENCODINGS.keys()].join(', ')})`);
   }
   return value;
 }
@@ -181,10 +178,10 @@ function hex(bytes) {
 /**
  * The false-positive rate each key is sized for. A url query asks up to 30
  * expression keys, so its per-key rate is 1 - (1 - p)^(1/30) (as
- * bg_key_error_rate in src/filter.c).
+ * bg_key_error_rate in src/keys.c).
  */
 function keyErrorRate(keyEncoding, errorRate) {
-  return keyEncoding === 2 ? -Math.expm1(Math.log1p(-errorRate) / URL_EXPRESSIONS) : errorRate;
+  return keyEncoding === URL_ENCODING ? -Math.expm1(Math.log1p(-errorRate) / URL_MAX_EXPRESSIONS) : errorRate;
 }
 
 /**
@@ -206,9 +203,8 @@ export function sizeFor(options) {
 /* ------------------------------------------------------------------------ */
 
 const INTERNAL = Symbol('bloomgate.internal');
+const MATCH_URL = Symbol('bloomgate.matchUrl');
 
-const kindName = (id) => KIND_NAMES.get(id) ?? `unknown(${id})`;
-const keyEncodingName = (id) => KEY_ENCODING_NAMES.get(id) ?? `unknown(${id})`;
 
 function freedError() {
   return new BloomgateError('E_FREED', 'this filter has been freed; create or load a new one');
@@ -407,6 +403,11 @@ export class BloomFilter {
     return wasm.filterContainsKey(this.#handle.queryPtr(), key);
   }
 
+  /** The expressions of a URL this url filter might hold, with their keys: one call into the core. */
+  [MATCH_URL](url) {
+    return wasm.filterMatchUrl(this.#handle.queryPtr(), url);
+  }
+
   /** OR another filter into this one (same kind, m, k, seed, hash and key encoding). */
   merge(other) {
     if (!(other instanceof BloomFilter)) throw new TypeError('merge() needs another BloomFilter');
@@ -430,9 +431,7 @@ export class BloomFilter {
    */
   stats() {
     const info = wasm.filterInfo(this.#handle.queryPtr());
-    const seed = info.seedHi < 0x200000
-      ? info.seedHi * 0x100000000 + info.seedLo
-      : (BigInt(info.seedHi) << 32n) | BigInt(info.seedLo);
+    const seed = info.seed;
     return {
       kind: kindName(info.kind),
       m: info.m,
@@ -449,7 +448,7 @@ export class BloomFilter {
       serializedBytes: info.serializedBytes,
       seed,
       keyEncoding: keyEncodingName(info.keyEncoding),
-      hashAlgorithm: HASH_NAMES.get(info.hashAlgorithm) ?? `unknown(${info.hashAlgorithm})`,
+      hashAlgorithm: hashName(info.hashAlgorithm),
       listId: hex(info.listId),
       generation: info.generation,
       overCapacity: info.count > info.capacity,
@@ -508,6 +507,22 @@ if (typeof Symbol.dispose === 'symbol') {
  * Wrap a filter pointer the core just produced (load.js).
  * @internal
  */
+/**
+ * The expressions of a URL (host already ASCII) that a url filter might hold,
+ * most specific first, each with its SHA-256 key: [{ expression, digest }].
+ * A BloomFilter answers in one call into the core; any other object with
+ * mightContainKey() is asked key by key.
+ */
+export function urlCandidates(filter, url) {
+  if (filter instanceof BloomFilter) return filter[MATCH_URL](url);
+  const candidates = [];
+  for (const expression of wasm.urlExpressions(url)) {
+    const digest = wasm.sha256(expression);
+    if (filter.mightContainKey(digest)) candidates.push({ expression, digest });
+  }
+  return candidates;
+}
+
 export function wrapFilterPointer(ptr) {
   return new BloomFilter(INTERNAL, ptr);
 }

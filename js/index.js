@@ -6,7 +6,7 @@ export { BloomFilter, sizeFor } from './filter.js';
 export { loadFilter } from './load.js';
 export { inspectFile } from './inspect.js';
 export { BloomgateError } from './errors.js';
-export { init } from './wasm.js';
+export { init } from './wasm/index.js';
 export { createGate } from './gate.js';
 export { checkPassword, hashPassword } from './password.js';
 export { checkUrl, canonicalizeUrl, urlExpressions } from './url.js';

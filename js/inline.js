@@ -7,7 +7,7 @@
  * module's bytes in the JavaScript (see the README for the gzip figure).
  * A strict CSP still needs 'wasm-unsafe-eval': compiling bytes is compiling.
  */
-import { init } from './wasm.js';
+import { init } from './wasm/index.js';
 import { wasmBytes } from './wasm-bytes-inline.js';
 
 // Started now; a failure (a CSP without 'wasm-unsafe-eval') surfaces from the

@@ -5,7 +5,7 @@
  * `code` is the result of full validation (lengths, checksum, every field).
  */
 import { asBytes, wrapFilterPointer } from './filter.js';
-import * as wasm from './wasm.js';
+import * as wasm from './wasm/index.js';
 
 function checksumHolds(view) {
   const sum = new wasm.FileChecksum();

@@ -17,7 +17,7 @@
  */
 import { BloomgateError } from './errors.js';
 import { asBytes, wrapFilterPointer } from './filter.js';
-import * as wasm from './wasm.js';
+import * as wasm from './wasm/index.js';
 
 const GROWTH_MIN = 64 * 1024;
 

@@ -13,7 +13,7 @@
 import { BloomgateError } from './errors.js';
 import { checkManifestFor, endpointUrl, listOf, manifestOf, PADDED_MIN_ROWS } from './endpoint.js';
 import { checkTimeout, privateGet } from './http.js';
-import * as wasm from './wasm.js';
+import * as wasm from './wasm/index.js';
 
 /** A range reply is ~800-1,000 padded lines of 40 bytes; anything far larger is not one. */
 const MAX_RANGE_REPLY_BYTES = 1 << 20;

@@ -12,7 +12,8 @@
 import { BloomgateError } from './errors.js';
 import { checkManifestFor, endpointUrl, listOf, manifestOf } from './endpoint.js';
 import { checkTimeout, privateGet } from './http.js';
-import * as wasm from './wasm.js';
+import { urlCandidates } from './filter.js';
+import * as wasm from './wasm/index.js';
 
 const MAX_HASHES_REPLY_BYTES = 1 << 20;
 const FULL_HASH = /^[0-9a-f]{64}$/;
@@ -105,11 +106,7 @@ export async function checkUrl(url, options = {}) {
   checkTimeout(timeoutMs, 'checkUrl');
   const input = requireUrlString(url, 'checkUrl');
   await wasm.ready();
-  const candidates = [];
-  for (const expression of wasm.urlExpressions(input)) {
-    const digest = wasm.sha256(expression);
-    if (filter.mightContainKey(digest)) candidates.push({ expression, hex: hexOf(digest) });
-  }
+  const candidates = urlCandidates(filter, input).map(({ expression, digest }) => ({ expression, hex: hexOf(digest) }));
   if (candidates.length === 0) return { listed: false, expression: null, escalated: false, confirmed: true };
   if (hashesUrl === undefined) return { listed: true, expression: candidates[0].expression, escalated: false, confirmed: false };
 

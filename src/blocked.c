@@ -572,7 +572,6 @@ static bg_status blocked_load(const bg_header *h, uint8_t *payload, int in_place
 
 const bg_kind_ops bg_kind_blocked = {
     .kind = BG_KIND_BLOCKED,
-    .name = "blocked",
     .create = blocked_create,
     .destroy = blocked_destroy,
     .clear = blocked_clear,

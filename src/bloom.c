@@ -151,7 +151,6 @@ static bg_status classic_load(const bg_header *h, uint8_t *payload, int in_place
 
 const bg_kind_ops bg_kind_classic = {
     .kind = BG_KIND_CLASSIC,
-    .name = "classic",
     .create = classic_create,
     .destroy = classic_destroy,
     .clear = classic_clear,

@@ -20,71 +20,188 @@
 extern "C" {
 #endif
 
-#define BG_VERSION_STRING "0.1.0"
+/*
+ * Version of the library (checked against package.json by the tests). The
+ * file format has its own number, BG_FORMAT_VERSION, which changes only when
+ * old readers could misread new files.
+ */
+#define BG_VERSION_MAJOR 0
+#define BG_VERSION_MINOR 1
+#define BG_VERSION_PATCH 0
+#define BG_VERSION_NUMBER (BG_VERSION_MAJOR * 10000 + BG_VERSION_MINOR * 100 + BG_VERSION_PATCH)
+#define BG__STRINGIFY(x) #x
+#define BG__VERSION_STRING(a, b, c) BG__STRINGIFY(a) "." BG__STRINGIFY(b) "." BG__STRINGIFY(c)
+#define BG_VERSION_STRING BG__VERSION_STRING(BG_VERSION_MAJOR, BG_VERSION_MINOR, BG_VERSION_PATCH)
+
+/*
+ * The boundary contract. Every fact that JavaScript, the CLI and the file
+ * format share with the core is one row of one of the tables below. The core
+ * expands them into its enums, registry and header code; a native generator
+ * (scripts/contract.c) prints js/wasm/contract.js from them, and CI fails
+ * when the committed copy is stale. Add a row here and nowhere else.
+ */
 
 /* ------------------------------------------------------------------------ */
-/* Status codes: one list generates the enum, the names and the messages.    */
-/* The JavaScript wrapper reads names from bg_status_name(), so the codes   */
-/* users see (err.code === 'E_CHECKSUM') come from this table alone.         */
+/* Status codes: X(name, value, class, message).                             */
+/* The class says what a failure means to a caller (and sets the CLI's exit  */
+/* code): DATA (the input is bad), USAGE (the arguments are), RESOURCE      */
+/* (memory ran out), INTERNAL (a bug in the caller or here).                 */
 /* ------------------------------------------------------------------------ */
-#define BG_STATUS_LIST(X)                                                            \
-  X(OK, 0, "ok")                                                                      \
-  X(E_ARG, -1, "invalid argument")                                                    \
-  X(E_RANGE, -2, "capacity or error rate out of range")                               \
-  X(E_NOMEM, -3, "out of memory")                                                     \
-  X(E_TOO_LARGE, -4, "filter size exceeds the supported maximum")                     \
-  X(E_TRUNCATED, -5, "filter file is truncated")                                      \
-  X(E_MAGIC, -6, "not a bloomgate filter file (bad magic bytes)")                     \
-  X(E_VERSION, -7, "unsupported filter file format version")                          \
-  X(E_HEADER, -8, "filter file header is inconsistent")                               \
-  X(E_TRAILING, -9, "filter file has bytes after its payload")                        \
-  X(E_CHECKSUM, -10, "filter file checksum mismatch (corrupted)")                     \
-  X(E_KIND, -11, "unknown or unsupported filter kind")                                \
-  X(E_KEY_ENCODING, -12, "unknown or unsupported key encoding")                       \
-  X(E_HASH, -13, "unknown hash algorithm")                                            \
-  X(E_PAYLOAD, -14, "filter payload is inconsistent with its header")                 \
-  X(E_INCOMPATIBLE, -15, "filters are incompatible (kind, m, k, seed, hash or key encoding differ)") \
-  X(E_BUFFER, -16, "destination buffer is too small")                                 \
-  X(E_METADATA, -17, "metadata block is too large")                                  \
-  X(E_URL, -18, "URL cannot be parsed or canonicalized")                              \
-  X(E_FULL, -19, "filter is full: the item could not be placed")                       \
-  X(E_UNSUPPORTED, -20, "operation not supported by this filter kind")                 \
-  X(E_NOT_FOUND, -21, "item is not in the filter, so it cannot be removed")            \
-  X(E_STATIC, -22, "a static filter cannot take items after it is built")
+#define BG_STATUS_LIST(X)                                                                                 \
+  X(OK, 0, DATA, "ok")                                                                                    \
+  X(E_ARG, -1, INTERNAL, "invalid argument")                                                              \
+  X(E_RANGE, -2, USAGE, "capacity or error rate out of range")                                            \
+  X(E_NOMEM, -3, RESOURCE, "out of memory")                                                               \
+  X(E_TOO_LARGE, -4, DATA, "filter size exceeds the supported maximum")                                   \
+  X(E_TRUNCATED, -5, DATA, "filter file is truncated")                                                    \
+  X(E_MAGIC, -6, DATA, "not a bloomgate filter file (bad magic bytes)")                                   \
+  X(E_VERSION, -7, DATA, "unsupported filter file format version")                                        \
+  X(E_HEADER, -8, DATA, "filter file header is inconsistent")                                             \
+  X(E_TRAILING, -9, DATA, "filter file has bytes after its payload")                                      \
+  X(E_CHECKSUM, -10, DATA, "filter file checksum mismatch (corrupted)")                                   \
+  X(E_KIND, -11, DATA, "unknown or unsupported filter kind")                                              \
+  X(E_KEY_ENCODING, -12, DATA, "unknown or unsupported key encoding")                                     \
+  X(E_HASH, -13, DATA, "unknown hash algorithm")                                                          \
+  X(E_PAYLOAD, -14, DATA, "filter payload is inconsistent with its header")                               \
+  X(E_INCOMPATIBLE, -15, DATA, "filters are incompatible (kind, m, k, seed, hash or key encoding differ)") \
+  X(E_BUFFER, -16, INTERNAL, "destination buffer is too small")                                           \
+  X(E_METADATA, -17, DATA, "metadata block is too large")                                                 \
+  X(E_URL, -18, DATA, "URL cannot be parsed or canonicalized")                                            \
+  X(E_FULL, -19, DATA, "filter is full: the item could not be placed")                                    \
+  X(E_UNSUPPORTED, -20, DATA, "operation not supported by this filter kind")                              \
+  X(E_NOT_FOUND, -21, DATA, "item is not in the filter, so it cannot be removed")                         \
+  X(E_STATIC, -22, DATA, "a static filter cannot take items after it is built")                           \
+  X(E_DELTA_BASE, -23, DATA, "delta does not apply to this filter (another list, generation or file)")    \
+  X(E_DELTA, -24, DATA, "delta file is corrupt or inconsistent")
 
 typedef enum {
-#define BG_STATUS_ENUM(name, value, message) BG_##name = value,
+#define BG_STATUS_ENUM(name, value, class, message) BG_##name = value,
   BG_STATUS_LIST(BG_STATUS_ENUM)
 #undef BG_STATUS_ENUM
 } bg_status;
 
-/** @brief Human-readable message for a status code ("checksum mismatch ..."). Never NULL. */
+/**
+ * @brief Human-readable message for a status code ("filter file checksum mismatch ...").
+ * @param status a bg_status (any int is accepted).
+ * @return a static string, never NULL ("unknown status code" for values not in the table).
+ */
 const char *bg_strerror(int status);
-/** @brief Stable name of a status code without the BG_ prefix ("E_CHECKSUM"). Never NULL. */
+/**
+ * @brief Stable name of a status code without the BG_ prefix ("E_CHECKSUM").
+ * @param status a bg_status (any int is accepted).
+ * @return a static string, never NULL ("E_UNKNOWN" for values not in the table).
+ */
 const char *bg_status_name(int status);
 
 /* ------------------------------------------------------------------------ */
-/* Enumerations stored in the file header.                                   */
+/* Filter kinds: X(ID, name, header id, properties).                         */
+/* The name is the one JavaScript and the CLI use; properties are BG_KP_*.    */
 /* ------------------------------------------------------------------------ */
+#define BG_KP_STATIC 1u        /* built once from all its keys (bg_filter_seal); no adds after */
+#define BG_KP_REMOVE 2u        /* bg_filter_remove works */
+#define BG_KP_MERGE 4u         /* bg_filter_merge works */
+#define BG_KP_CLASSIC_SIZED 8u /* m and k are bg_size_for's */
+#define BG_KIND_LIST(X)                                                           \
+  X(CLASSIC, classic, 1, BG_KP_MERGE | BG_KP_CLASSIC_SIZED)                       \
+  X(BLOCKED, blocked, 2, BG_KP_MERGE)                                             \
+  X(FUSE8, fuse8, 3, BG_KP_STATIC)                                                \
+  X(FUSE16, fuse16, 4, BG_KP_STATIC)                                              \
+  X(COUNTING, counting, 5, BG_KP_REMOVE | BG_KP_MERGE | BG_KP_CLASSIC_SIZED)      \
+  X(SCALABLE, scalable, 6, BG_KP_CLASSIC_SIZED)                                   \
+  X(CUCKOO, cuckoo, 7, BG_KP_REMOVE)
+/*
+ * classic:  the classic Bloom filter;            blocked: split-block, one 64-byte block per key;
+ * fuse8/16: binary fuse, 8/16-bit fingerprints;  counting: 4-bit saturating counters;
+ * scalable: a chain of growing classic layers;   cuckoo: cuckoo filter. Each has a page in docs/kinds/.
+ */
 typedef enum {
-  BG_KIND_CLASSIC = 1,  /* the classic Bloom filter */
-  BG_KIND_BLOCKED = 2,  /* split-block Bloom filter: one 64-byte block per key */
-  BG_KIND_FUSE8 = 3,    /* binary fuse filter, 8-bit fingerprints (static) */
-  BG_KIND_FUSE16 = 4,   /* binary fuse filter, 16-bit fingerprints (static) */
-  BG_KIND_COUNTING = 5, /* counting Bloom filter, 4-bit saturating counters */
-  BG_KIND_SCALABLE = 6, /* scalable Bloom filter: a chain of growing classic layers */
-  BG_KIND_CUCKOO = 7    /* cuckoo filter */
+#define BG_KIND_ENUM(ID, name, id, properties) BG_KIND_##ID = id,
+  BG_KIND_LIST(BG_KIND_ENUM)
+#undef BG_KIND_ENUM
 } bg_kind;
 
-typedef enum {
-  BG_KEY_UTF8 = 0, /* the item's bytes are the key (strings as UTF-8) */
-  BG_KEY_SHA1 = 1, /* the key is the 20-byte SHA-1 of the item (breached-password filters) */
-  BG_KEY_URL = 2   /* reserved: SHA-256 of Safe Browsing URL expressions (not yet supported) */
-} bg_key_encoding;
+/* ------------------------------------------------------------------------ */
+/* Key encodings: X(ID, name, header id) — how an item becomes its key(s).   */
+/*   utf8: the item's bytes are the key (strings as UTF-8);                  */
+/*   sha1: the key is the 20-byte SHA-1 of the item (breached passwords);    */
+/*   url:  the keys are the SHA-256 of the item's Safe Browsing expressions. */
+/* src/keys.c holds every one of these rules.                                */
+/* ------------------------------------------------------------------------ */
+#define BG_KEY_ENCODING_LIST(X) \
+  X(UTF8, utf8, 0)              \
+  X(SHA1, sha1, 1)              \
+  X(URL, url, 2)
 
 typedef enum {
-  BG_HASH_XXH3_128 = 1 /* XXH3-128 seeded; enhanced double hashing; multiply-shift reduction */
+#define BG_KEY_ENUM(ID, name, id) BG_KEY_##ID = id,
+  BG_KEY_ENCODING_LIST(BG_KEY_ENUM)
+#undef BG_KEY_ENUM
+} bg_key_encoding;
+
+/* Hash algorithms: X(ID, "name", header id). XXH3-128 seeded, enhanced double hashing, multiply-shift reduction. */
+#define BG_HASH_LIST(X) X(XXH3_128, "xxh3-128", 1)
+
+typedef enum {
+#define BG_HASH_ENUM(ID, name, id) BG_HASH_##ID = id,
+  BG_HASH_LIST(BG_HASH_ENUM)
+#undef BG_HASH_ENUM
 } bg_hash_algorithm;
+
+/* ------------------------------------------------------------------------ */
+/* The fixed .bgf header: X(name, offset, size, type, role), little-endian.  */
+/* role MEMBER: the bg_header field of that name; FIXED: a constant the      */
+/* reader checks (the magic, the header size, zero flags and reserved bytes).*/
+/* docs/FORMAT.md describes each field.                                       */
+/* ------------------------------------------------------------------------ */
+#define BG_HEADER_FIELDS(X)             \
+  X(magic, 0, 8, bytes, FIXED)          \
+  X(checksum, 8, 8, u64, MEMBER)        \
+  X(version, 16, 2, u16, MEMBER)        \
+  X(header_size, 18, 2, u16, FIXED)     \
+  X(kind, 20, 1, u8, MEMBER)            \
+  X(key_encoding, 21, 1, u8, MEMBER)    \
+  X(hash_algorithm, 22, 1, u8, MEMBER)  \
+  X(flags, 23, 1, u8, FIXED)            \
+  X(k, 24, 4, u32, MEMBER)              \
+  X(metadata_length, 28, 4, u32, MEMBER) \
+  X(m, 32, 8, u64, MEMBER)              \
+  X(capacity, 40, 8, u64, MEMBER)       \
+  X(error_rate, 48, 8, f64, MEMBER)     \
+  X(count, 56, 8, u64, MEMBER)          \
+  X(seed, 64, 8, u64, MEMBER)           \
+  X(generation, 72, 8, u64, MEMBER)     \
+  X(list_id, 80, 16, bytes, MEMBER)     \
+  X(payload_offset, 96, 8, u64, MEMBER) \
+  X(payload_length, 104, 8, u64, MEMBER) \
+  X(reserved, 112, 16, bytes, FIXED)
+
+/*
+ * What a filter reports about itself (bg_filter_info, the bg_info struct):
+ * X(name, type). The wasm boundary flattens it in this order.
+ *   error_rate: the target it was sized for; fill_ratio: bits_set / m
+ *   (occupied slots for slot-based kinds); estimated_items and
+ *   estimated_error_rate: from the fill ratio, what queries see now;
+ *   theoretical_error_rate: what the kind's math predicts after count items.
+ */
+#define BG_INFO_FIELDS(X)        \
+  X(kind, u32)                   \
+  X(k, u32)                      \
+  X(key_encoding, u32)           \
+  X(hash_algorithm, u32)         \
+  X(m, u64)                      \
+  X(capacity, u64)               \
+  X(count, u64)                  \
+  X(seed, u64)                   \
+  X(generation, u64)             \
+  X(bits_set, u64)               \
+  X(payload_bytes, u64)          \
+  X(serialized_bytes, u64)       \
+  X(error_rate, f64)             \
+  X(fill_ratio, f64)             \
+  X(estimated_items, f64)        \
+  X(estimated_error_rate, f64)   \
+  X(theoretical_error_rate, f64) \
+  X(list_id, bytes16)
 
 /* ------------------------------------------------------------------------ */
 /* Limits. Every size product is checked against these before allocation.   */
@@ -238,17 +355,15 @@ uint64_t bg_file_hasher_digest(const bg_file_hasher *hasher);
 /* ------------------------------------------------------------------------ */
 typedef struct bg_filter bg_filter;
 
-/** @brief Everything a filter knows about itself. */
+/** @brief Everything a filter knows about itself (the fields of BG_INFO_FIELDS). */
 typedef struct {
-  uint32_t kind, k, key_encoding, hash_algorithm;
-  uint64_t m, capacity, count, seed, generation, bits_set;
-  uint64_t payload_bytes, serialized_bytes;
-  double error_rate;             /* the target it was sized for */
-  double fill_ratio;             /* bits_set / m (occupied slots for slot-based kinds) */
-  double estimated_items;        /* from the fill ratio */
-  double estimated_error_rate;   /* from the fill ratio: what queries see now */
-  double theoretical_error_rate; /* what the kind's math predicts after count items */
-  uint8_t list_id[16];
+#define BG__INFO_MEMBER_bytes16(name) uint8_t name[16];
+#define BG__INFO_MEMBER_u32(name) uint32_t name;
+#define BG__INFO_MEMBER_u64(name) uint64_t name;
+#define BG__INFO_MEMBER_f64(name) double name;
+#define BG__INFO_MEMBER(name, type) BG__INFO_MEMBER_##type(name)
+  BG_INFO_FIELDS(BG__INFO_MEMBER)
+#undef BG__INFO_MEMBER
 } bg_info;
 
 /**
@@ -289,6 +404,28 @@ int bg_filter_contains_key(const bg_filter *filter, const void *key, size_t len)
  * BG_E_UNSUPPORTED for other kinds.
  */
 bg_status bg_filter_add_h1(bg_filter *filter, const uint64_t *h1, size_t count);
+/** @brief One URL checked against a url filter (bg_filter_match_url). */
+typedef struct {
+  uint32_t count;                               /* the URL's expressions, most specific first */
+  uint32_t maybe;                               /* bit i set: expression i might be listed */
+  uint32_t offsets[BG_URL_MAX_EXPRESSIONS + 1]; /* expression i is text[offsets[i] .. offsets[i + 1]) */
+  uint8_t digests[BG_URL_MAX_EXPRESSIONS][32];  /* the key of expression i: its SHA-256 */
+} bg_url_match;
+
+/**
+ * @brief Check every expression of a URL in one call and say which might be
+ *        listed, with their text and keys (what an escalation needs).
+ * @param filter a filter with key encoding BG_KEY_URL.
+ * @param url, len the URL (host already ASCII, as for bg_url_canonicalize).
+ * @param text, text_capacity where the expressions' text goes.
+ * @param out the expressions, their keys and the maybe mask.
+ * @return 1 when some expression might be listed, 0 when none is (definitely
+ *         clean), or BG_E_URL, BG_E_KEY_ENCODING (not a url filter),
+ *         BG_E_BUFFER (text too small: out->offsets[out->count] is the size
+ *         needed), BG_E_NOMEM or BG_E_ARG.
+ */
+int bg_filter_match_url(const bg_filter *filter, const char *url, size_t len, char *text, size_t text_capacity,
+                        bg_url_match *out);
 /** @brief Remove an item (kinds that support deletion; BG_E_UNSUPPORTED otherwise). */
 bg_status bg_filter_remove(bg_filter *filter, const void *item, size_t len);
 bg_status bg_filter_remove_key(bg_filter *filter, const void *key, size_t len);

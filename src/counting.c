@@ -243,7 +243,6 @@ static bg_status counting_load(const bg_header *h, uint8_t *payload, int in_plac
 
 const bg_kind_ops bg_kind_counting = {
     .kind = BG_KIND_COUNTING,
-    .name = "counting",
     .create = counting_create,
     .destroy = counting_destroy,
     .clear = counting_clear,

@@ -505,7 +505,6 @@ static bg_status cuckoo_load(const bg_header *h, uint8_t *payload, int in_place,
 
 const bg_kind_ops bg_kind_cuckoo = {
     .kind = BG_KIND_CUCKOO,
-    .name = "cuckoo",
     .create = cuckoo_create,
     .destroy = cuckoo_destroy,
     .clear = cuckoo_clear,

@@ -9,44 +9,6 @@
 #include "hash_inline.h"
 #include "kind.h"
 
-/* The kinds this build has, indexed by their header id. */
-extern const bg_kind_ops bg_kind_scalable;
-extern const bg_kind_ops bg_kind_blocked;
-extern const bg_kind_ops bg_kind_counting;
-extern const bg_kind_ops bg_kind_cuckoo;
-extern const bg_kind_ops bg_kind_fuse8;
-extern const bg_kind_ops bg_kind_fuse16;
-static const bg_kind_ops *const KINDS[] = {
-    [BG_KIND_CLASSIC] = &bg_kind_classic,
-    [BG_KIND_BLOCKED] = &bg_kind_blocked,
-    [BG_KIND_FUSE8] = &bg_kind_fuse8,
-    [BG_KIND_FUSE16] = &bg_kind_fuse16,
-    [BG_KIND_COUNTING] = &bg_kind_counting,
-    [BG_KIND_CUCKOO] = &bg_kind_cuckoo,
-    [BG_KIND_SCALABLE] = &bg_kind_scalable,
-};
-
-const bg_kind_ops *bg__kind_ops(uint32_t kind) {
-  return kind < sizeof KINDS / sizeof KINDS[0] ? KINDS[kind] : NULL;
-}
-
-const char *bg_kind_name(int kind) {
-  const bg_kind_ops *ops = kind < 0 ? NULL : bg__kind_ops((uint32_t)kind);
-  return ops ? ops->name : NULL;
-}
-
-/*
- * A URL query asks up to BG_URL_MAX_EXPRESSIONS keys, and escalates when any
- * of them is a false positive. For url filters the target p is the share of
- * clean URLs that escalate, so each key gets p_e with 1 - (1 - p_e)^30 = p:
- * p_e = 1 - (1 - p)^(1/30), computed as -expm1(log1p(-p) / 30) to stay exact
- * for small p. URLs with fewer expressions escalate less often than p.
- */
-BG_COLD double bg_key_error_rate(int key_encoding, double error_rate) {
-  if (key_encoding != BG_KEY_URL) return error_rate;
-  return -expm1(log1p(-error_rate) / (double)BG_URL_MAX_EXPRESSIONS);
-}
-
 struct bg_filter {
   const bg_kind_ops *ops;
   void *state;   /* the kind's */
@@ -100,51 +62,7 @@ void bg_filter_clear(bg_filter *f) {
   f->count = 0;
 }
 
-/* ---- items to hash pairs ------------------------------------------------ */
-
-/*
- * URL items stand for several keys: the SHA-256 of each Safe Browsing
- * expression. Adding (or removing) a URL uses its most specific expression
- * (host, path and query; "evil.example" lists the whole host as
- * "evil.example/"); a query asks for every expression of the URL, at most
- * BG_URL_MAX_EXPRESSIONS. Writes up to max digests.
- */
-static bg_status url_item_keys(const void *item, size_t len, uint8_t (*digests)[32], size_t max,
-                               size_t *count) {
-  uint32_t offsets[BG_URL_MAX_EXPRESSIONS + 1];
-  size_t found = 0;
-  /* First call learns the size the expressions need; the second writes them. */
-  bg_status rc = bg_url_expressions((const char *)item, len, NULL, 0, offsets, &found);
-  if (rc != BG_OK && rc != BG_E_BUFFER) return rc;
-  size_t size = offsets[found] ? offsets[found] : 1;
-  char *text = (char *)malloc(size);
-  BG_RETURN_IF(!text, BG_E_NOMEM);
-  rc = bg_url_expressions((const char *)item, len, text, size, offsets, &found);
-  if (rc == BG_OK) {
-    *count = found < max ? found : max;
-    for (size_t i = 0; i < *count; i++) bg_sha256(text + offsets[i], offsets[i + 1] - offsets[i], digests[i]);
-  }
-  free(text);
-  return rc;
-}
-
-/* The one key an item is added or removed as, under the filter's encoding; scratch holds digests. */
-static bg_status item_key(const bg_filter *f, const void *item, size_t len, uint8_t scratch[32],
-                          const uint8_t **key, size_t *key_len) {
-  if (f->key_encoding == BG_KEY_UTF8) {
-    *key = (const uint8_t *)item;
-    *key_len = len;
-    return BG_OK;
-  }
-  if (f->key_encoding == BG_KEY_URL) {
-    size_t count = 0;
-    bg_status rc = url_item_keys(item, len, (uint8_t(*)[32])scratch, 1, &count);
-    *key = scratch;
-    *key_len = 32;
-    return rc;
-  }
-  return bg_encode_key((int)f->key_encoding, item, len, scratch, key, key_len);
-}
+/* ---- items to hash pairs (the rules themselves are in keys.c) ----------- */
 
 bg_status bg_filter_add_key(bg_filter *f, const void *key, size_t len) {
   BG_RETURN_IF(!f || (!key && len), BG_E_ARG);
@@ -188,7 +106,7 @@ bg_status bg_filter_add(bg_filter *f, const void *item, size_t len) {
   uint8_t scratch[32];
   const uint8_t *key;
   size_t key_len;
-  bg_status rc = item_key(f, item, len, scratch, &key, &key_len);
+  bg_status rc = bg__item_key(f->key_encoding, item, len, scratch, &key, &key_len);
   return rc != BG_OK ? rc : bg_filter_add_key(f, key, key_len);
 }
 
@@ -197,7 +115,7 @@ bg_status bg_filter_remove(bg_filter *f, const void *item, size_t len) {
   uint8_t scratch[32];
   const uint8_t *key;
   size_t key_len;
-  bg_status rc = item_key(f, item, len, scratch, &key, &key_len);
+  bg_status rc = bg__item_key(f->key_encoding, item, len, scratch, &key, &key_len);
   return rc != BG_OK ? rc : bg_filter_remove_key(f, key, key_len);
 }
 
@@ -205,7 +123,7 @@ bg_status bg_filter_remove(bg_filter *f, const void *item, size_t len) {
 static int contains_url(const bg_filter *f, const void *item, size_t len) {
   uint8_t digests[BG_URL_MAX_EXPRESSIONS][32];
   size_t count = 0;
-  bg_status rc = url_item_keys(item, len, digests, BG_URL_MAX_EXPRESSIONS, &count);
+  bg_status rc = bg__url_digests(item, len, digests, &count);
   if (rc != BG_OK) return rc;
   for (size_t i = 0; i < count; i++) {
     int answer = f->ops->contains(f->state, bg__hash(digests[i], 32, f->seed));
@@ -214,13 +132,31 @@ static int contains_url(const bg_filter *f, const void *item, size_t len) {
   return 0;
 }
 
+BG_COLD int bg_filter_match_url(const bg_filter *f, const char *url, size_t len, char *text, size_t text_capacity,
+                                bg_url_match *out) {
+  BG_RETURN_IF(!f || !out || (!url && len), BG_E_ARG);
+  BG_RETURN_IF(f->key_encoding != BG_KEY_URL, BG_E_KEY_ENCODING);
+  size_t count = 0;
+  out->count = 0;
+  out->maybe = 0;
+  bg_status rc = bg__url_keys(url, len, text, text_capacity, out->offsets, &count, out->digests);
+  out->count = (uint32_t)count;
+  if (rc != BG_OK) return rc;
+  for (size_t i = 0; i < count; i++) {
+    int answer = f->ops->contains(f->state, bg__hash(out->digests[i], 32, f->seed));
+    if (answer < 0) return answer;
+    if (answer) out->maybe |= 1u << i;
+  }
+  return out->maybe != 0;
+}
+
 int bg_filter_contains(const bg_filter *f, const void *item, size_t len) {
   BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
   if (f->key_encoding == BG_KEY_URL) return contains_url(f, item, len);
   uint8_t scratch[32];
   const uint8_t *key;
   size_t key_len;
-  bg_status rc = item_key(f, item, len, scratch, &key, &key_len);
+  bg_status rc = bg__item_key(f->key_encoding, item, len, scratch, &key, &key_len);
   return rc != BG_OK ? rc : f->ops->contains(f->state, bg__hash(key, key_len, f->seed));
 }
 
@@ -239,7 +175,7 @@ static bg_status hash_group(const bg_filter *f, const uint8_t *items, const uint
     uint8_t scratch[32];
     const uint8_t *key;
     size_t key_len;
-    bg_status rc = item_key(f, items + start, end - start, scratch, &key, &key_len);
+    bg_status rc = bg__item_key(f->key_encoding, items + start, end - start, scratch, &key, &key_len);
     if (rc != BG_OK) return rc;
     out[j] = bg__hash(key, key_len, f->seed);
   }

@@ -13,52 +13,44 @@
 
 static const uint8_t BG_MAGIC[8] = {0x89, 'B', 'G', 'F', '\r', '\n', 0x1a, '\n'};
 
-/* Field offsets in the fixed header (all little-endian). */
+/* Field offsets in the fixed header, OFF_<name>, from BG_HEADER_FIELDS. */
 enum {
-  OFF_MAGIC = 0,
-  OFF_CHECKSUM = 8,
-  OFF_VERSION = 16,
-  OFF_HEADER_SIZE = 18,
-  OFF_KIND = 20,
-  OFF_KEY_ENCODING = 21,
-  OFF_HASH = 22,
-  OFF_FLAGS = 23,
-  OFF_K = 24,
-  OFF_METADATA_LENGTH = 28,
-  OFF_M = 32,
-  OFF_CAPACITY = 40,
-  OFF_ERROR_RATE = 48,
-  OFF_COUNT = 56,
-  OFF_SEED = 64,
-  OFF_GENERATION = 72,
-  OFF_LIST_ID = 80,
-  OFF_PAYLOAD_OFFSET = 96,
-  OFF_PAYLOAD_LENGTH = 104,
-  OFF_RESERVED = 112 /* 16 bytes, zero in version 1 */
+#define BG__FIELD_OFFSET(name, offset, size, type, role) OFF_##name = offset,
+  BG_HEADER_FIELDS(BG__FIELD_OFFSET)
+#undef BG__FIELD_OFFSET
 };
+
+/* Typed little-endian access for the header table's types. */
+#define PUT_u8(p, v, n) ((p)[0] = (uint8_t)(v))
+#define PUT_u16(p, v, n) bg__put_u16(p, (uint16_t)(v))
+#define PUT_u32(p, v, n) bg__put_u32(p, v)
+#define PUT_u64(p, v, n) bg__put_u64(p, v)
+#define PUT_f64(p, v, n) bg__put_f64(p, v)
+#define PUT_bytes(p, v, n) memcpy(p, v, n)
+#define GET_u8(dst, p, n) ((dst) = (p)[0])
+#define GET_u16(dst, p, n) ((dst) = bg__get_u16(p))
+#define GET_u32(dst, p, n) ((dst) = bg__get_u32(p))
+#define GET_u64(dst, p, n) ((dst) = bg__get_u64(p))
+#define GET_f64(dst, p, n) ((dst) = bg__get_f64(p))
+#define GET_bytes(dst, p, n) memcpy(dst, p, n)
+/* MEMBER fields are copied to and from bg_header; FIXED ones are constants, written and checked by hand. */
+#define PUT_FIELD_MEMBER(name, offset, size, type) PUT_##type(dst + offset, h->name, size);
+#define PUT_FIELD_FIXED(name, offset, size, type)
+#define PUT_FIELD(name, offset, size, type, role) PUT_FIELD_##role(name, offset, size, type)
+#define GET_FIELD_MEMBER(name, offset, size, type) GET_##type(h->name, src + offset, size);
+#define GET_FIELD_FIXED(name, offset, size, type)
+#define GET_FIELD(name, offset, size, type, role) GET_FIELD_##role(name, offset, size, type)
 
 /* The largest payload any kind may declare: every bit of BG_MAX_BITS, plus slack for per-kind headers. */
 #define BG_MAX_PAYLOAD (BG_MAX_BITS / 8 + 4096)
 
 void bg__header_write(const bg_header *h, uint8_t *dst) {
   memset(dst, 0, BG_HEADER_SIZE);
-  memcpy(dst + OFF_MAGIC, BG_MAGIC, sizeof BG_MAGIC);
-  bg__put_u16(dst + OFF_VERSION, BG_FORMAT_VERSION);
-  bg__put_u16(dst + OFF_HEADER_SIZE, BG_HEADER_SIZE);
-  dst[OFF_KIND] = (uint8_t)h->kind;
-  dst[OFF_KEY_ENCODING] = (uint8_t)h->key_encoding;
-  dst[OFF_HASH] = (uint8_t)h->hash_algorithm;
-  bg__put_u32(dst + OFF_K, h->k);
-  bg__put_u32(dst + OFF_METADATA_LENGTH, h->metadata_length);
-  bg__put_u64(dst + OFF_M, h->m);
-  bg__put_u64(dst + OFF_CAPACITY, h->capacity);
-  bg__put_f64(dst + OFF_ERROR_RATE, h->error_rate);
-  bg__put_u64(dst + OFF_COUNT, h->count);
-  bg__put_u64(dst + OFF_SEED, h->seed);
-  bg__put_u64(dst + OFF_GENERATION, h->generation);
-  memcpy(dst + OFF_LIST_ID, h->list_id, 16);
-  bg__put_u64(dst + OFF_PAYLOAD_OFFSET, h->payload_offset);
-  bg__put_u64(dst + OFF_PAYLOAD_LENGTH, h->payload_length);
+  BG_HEADER_FIELDS(PUT_FIELD)
+  memcpy(dst + OFF_magic, BG_MAGIC, sizeof BG_MAGIC);
+  bg__put_u16(dst + OFF_version, BG_FORMAT_VERSION);
+  bg__put_u16(dst + OFF_header_size, BG_HEADER_SIZE);
+  bg__put_u64(dst + OFF_checksum, 0); /* stamped by bg__file_seal once the file is complete */
 }
 
 /*
@@ -67,16 +59,16 @@ void bg__header_write(const bg_header *h, uint8_t *dst) {
  * instead of two (the wasm size budget).
  */
 uint64_t bg_file_checksum(const uint8_t *src, size_t file_length) {
-  if (file_length < OFF_VERSION) return 0;
+  if (file_length < OFF_version) return 0;
   XXH3_state_t state;
   XXH3_INITSTATE(&state);
   (void)XXH3_64bits_reset(&state);
-  (void)XXH3_64bits_update(&state, src + OFF_VERSION, file_length - OFF_VERSION);
+  (void)XXH3_64bits_update(&state, src + OFF_version, file_length - OFF_version);
   return XXH3_64bits_digest(&state);
 }
 
 void bg__file_seal(uint8_t *file, size_t file_length) {
-  bg__put_u64(file + OFF_CHECKSUM, bg_file_checksum(file, file_length));
+  bg__put_u64(file + OFF_checksum, bg_file_checksum(file, file_length));
 }
 
 BG_COLD bg_status bg_header_peek(const uint8_t *src, size_t src_size, bg_header *h) {
@@ -84,32 +76,17 @@ BG_COLD bg_status bg_header_peek(const uint8_t *src, size_t src_size, bg_header 
   /* Compare as much of the magic as there is, so a short non-bgf file says "not a filter". */
   size_t magic_bytes = src_size < sizeof BG_MAGIC ? src_size : sizeof BG_MAGIC;
   BG_RETURN_IF(magic_bytes && memcmp(src, BG_MAGIC, magic_bytes) != 0, BG_E_MAGIC);
-  BG_RETURN_IF(src_size < OFF_VERSION + 2, BG_E_TRUNCATED);
-  uint16_t version = bg__get_u16(src + OFF_VERSION);
+  BG_RETURN_IF(src_size < OFF_version + 2, BG_E_TRUNCATED);
+  uint16_t version = bg__get_u16(src + OFF_version);
   BG_RETURN_IF(version != BG_FORMAT_VERSION, BG_E_VERSION);
   BG_RETURN_IF(src_size < BG_HEADER_SIZE, BG_E_TRUNCATED);
 
-  BG_RETURN_IF(bg__get_u16(src + OFF_HEADER_SIZE) != BG_HEADER_SIZE, BG_E_HEADER);
-  BG_RETURN_IF(src[OFF_FLAGS] != 0, BG_E_HEADER);
-  for (unsigned i = OFF_RESERVED; i < BG_HEADER_SIZE; i++) BG_RETURN_IF(src[i] != 0, BG_E_HEADER);
+  BG_RETURN_IF(bg__get_u16(src + OFF_header_size) != BG_HEADER_SIZE, BG_E_HEADER);
+  BG_RETURN_IF(src[OFF_flags] != 0, BG_E_HEADER);
+  for (unsigned i = OFF_reserved; i < BG_HEADER_SIZE; i++) BG_RETURN_IF(src[i] != 0, BG_E_HEADER);
 
   memset(h, 0, sizeof *h);
-  h->version = version;
-  h->kind = src[OFF_KIND];
-  h->key_encoding = src[OFF_KEY_ENCODING];
-  h->hash_algorithm = src[OFF_HASH];
-  h->k = bg__get_u32(src + OFF_K);
-  h->metadata_length = bg__get_u32(src + OFF_METADATA_LENGTH);
-  h->m = bg__get_u64(src + OFF_M);
-  h->capacity = bg__get_u64(src + OFF_CAPACITY);
-  h->error_rate = bg__get_f64(src + OFF_ERROR_RATE);
-  h->count = bg__get_u64(src + OFF_COUNT);
-  h->seed = bg__get_u64(src + OFF_SEED);
-  h->generation = bg__get_u64(src + OFF_GENERATION);
-  memcpy(h->list_id, src + OFF_LIST_ID, 16);
-  h->payload_offset = bg__get_u64(src + OFF_PAYLOAD_OFFSET);
-  h->payload_length = bg__get_u64(src + OFF_PAYLOAD_LENGTH);
-  h->checksum = bg__get_u64(src + OFF_CHECKSUM);
+  BG_HEADER_FIELDS(GET_FIELD)
 
   BG_RETURN_IF(h->metadata_length > BG_MAX_METADATA, BG_E_METADATA);
   BG_RETURN_IF(h->payload_offset != bg__payload_offset(h->metadata_length), BG_E_HEADER);
@@ -154,7 +131,7 @@ bg_status bg_file_validate_checked(const uint8_t *src, size_t src_size, uint64_t
 
 struct bg_file_hasher {
   XXH3_state_t *state; /* XXH3_createState aligns it as XXH3 needs */
-  uint64_t skipped;    /* bytes of the file before OFF_VERSION seen so far: the sum does not cover them */
+  uint64_t skipped;    /* bytes of the file before OFF_version seen so far: the sum does not cover them */
 };
 
 bg_file_hasher *bg_file_hasher_new(void) {
@@ -179,7 +156,7 @@ void bg_file_hasher_free(bg_file_hasher *hasher) {
 void bg_file_hasher_update(bg_file_hasher *hasher, const uint8_t *bytes, size_t len) {
   if (!hasher || (!bytes && len)) return;
   /* The magic and the checksum field itself are not covered: skip them wherever the pieces end. */
-  size_t skip = hasher->skipped < OFF_VERSION ? (size_t)(OFF_VERSION - hasher->skipped) : 0;
+  size_t skip = hasher->skipped < OFF_version ? (size_t)(OFF_version - hasher->skipped) : 0;
   if (skip > len) skip = len;
   hasher->skipped += skip;
   (void)XXH3_64bits_update(hasher->state, bytes + skip, len - skip);

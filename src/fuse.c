@@ -785,7 +785,6 @@ static bg_status fuse16_load(const bg_header *h, uint8_t *payload, int in_place,
 /* No remove, merge or to_classic: a static filter is rebuilt from its key set instead. */
 const bg_kind_ops bg_kind_fuse8 = {
     .kind = BG_KIND_FUSE8,
-    .name = "fuse8",
     .create = fuse8_create,
     .destroy = fuse_destroy,
     .clear = fuse_clear,
@@ -802,7 +801,6 @@ const bg_kind_ops bg_kind_fuse8 = {
 
 const bg_kind_ops bg_kind_fuse16 = {
     .kind = BG_KIND_FUSE16,
-    .name = "fuse16",
     .create = fuse16_create,
     .destroy = fuse_destroy,
     .clear = fuse_clear,

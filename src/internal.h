@@ -74,13 +74,18 @@ static inline uint64_t bg__payload_offset(uint64_t metadata_length) {
   return (BG_HEADER_SIZE + metadata_length + (BG_PAYLOAD_ALIGN - 1)) & ~(uint64_t)(BG_PAYLOAD_ALIGN - 1);
 }
 
+/* keys.c: the one key an item is added or removed as (scratch holds a digest). */
+bg_status bg__item_key(uint32_t key_encoding, const void *item, size_t len, uint8_t scratch[32],
+                       const uint8_t **key, size_t *key_len);
+/* keys.c: a URL item's expressions into text (BG_E_BUFFER protocol of bg_url_expressions) and their SHA-256 keys. */
+bg_status bg__url_keys(const void *item, size_t len, char *text, size_t text_capacity, uint32_t *offsets,
+                       size_t *count, uint8_t (*digests)[32]);
+/* keys.c: every SHA-256 key of a URL item (at most BG_URL_MAX_EXPRESSIONS). */
+bg_status bg__url_digests(const void *item, size_t len, uint8_t (*digests)[32], size_t *count);
+
 /* format.c: write the fixed header (checksum field left zero) into dst[0..BG_HEADER_SIZE). */
 void bg__header_write(const bg_header *header, uint8_t *dst);
 /* format.c: stamp the checksum of a complete file into its header. */
 void bg__file_seal(uint8_t *file, size_t file_length);
-
-/* filter.c: the operations of a kind, or NULL when this build does not have it. */
-struct bg_kind_ops;
-const struct bg_kind_ops *bg__kind_ops(uint32_t kind);
 
 #endif /* BLOOMGATE_INTERNAL_H */

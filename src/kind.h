@@ -8,7 +8,8 @@
  * kind is stored, loaded and validated the same way.
  *
  * Each kind lives in one file (bloom.c, blocked.c, fuse.c, counting.c,
- * cuckoo.c, scalable.c) and exports one `const bg_kind_ops bg_kind_<name>`.
+ * cuckoo.c, scalable.c) and exports one `const bg_kind_ops bg_kind_<name>`;
+ * kinds.c lists them by their BG_KIND_LIST row.
  */
 #ifndef BLOOMGATE_KIND_H
 #define BLOOMGATE_KIND_H
@@ -33,8 +34,7 @@ typedef struct {
 } bg_kind_info;
 
 typedef struct bg_kind_ops {
-  uint32_t kind;    /* BG_KIND_* stored in the header */
-  const char *name; /* "classic", "blocked", ... (the JS/CLI name) */
+  uint32_t kind; /* BG_KIND_* stored in the header (its name comes from BG_KIND_LIST) */
 
   /* Size for params and allocate an empty filter. Static kinds (fuse) collect keys until sealed. */
   bg_status (*create)(const bg_kind_params *params, void **state);
@@ -72,8 +72,15 @@ typedef struct bg_kind_ops {
   bg_status (*load)(const bg_header *header, uint8_t *payload, int in_place, void **state);
 } bg_kind_ops;
 
+/* Every kind's operations, declared from its BG_KIND_LIST row. */
+#define BG__KIND_OPS_DECLARE(ID, name, id, properties) extern const bg_kind_ops bg_kind_##name;
+BG_KIND_LIST(BG__KIND_OPS_DECLARE)
+#undef BG__KIND_OPS_DECLARE
+
+/* kinds.c: the operations of a kind, or NULL when it is not a kind of this build. */
+const bg_kind_ops *bg__kind_ops(uint32_t kind);
+
 /* bloom.c, for kinds built from classic parts (counting export, scalable layers). */
-extern const bg_kind_ops bg_kind_classic;
 bg_status bg__classic_alloc(uint64_t m, uint32_t k, void **state);
 uint8_t *bg__classic_bits(void *state);
 

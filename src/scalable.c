@@ -258,7 +258,6 @@ static bg_status scalable_load(const bg_header *h, uint8_t *payload, int in_plac
 
 const bg_kind_ops bg_kind_scalable = {
     .kind = BG_KIND_SCALABLE,
-    .name = "scalable",
     .create = scalable_create,
     .destroy = scalable_destroy,
     .clear = scalable_clear,

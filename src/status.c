@@ -3,7 +3,7 @@
 
 const char *bg_strerror(int status) {
   switch (status) {
-#define BG_STATUS_MESSAGE(name, value, message) \
+#define BG_STATUS_MESSAGE(name, value, class, message) \
   case value:                                   \
     return message;
     BG_STATUS_LIST(BG_STATUS_MESSAGE)
@@ -14,7 +14,7 @@ const char *bg_strerror(int status) {
 
 const char *bg_status_name(int status) {
   switch (status) {
-#define BG_STATUS_NAME(name, value, message) \
+#define BG_STATUS_NAME(name, value, class, message) \
   case value:                                \
     return #name;
     BG_STATUS_LIST(BG_STATUS_NAME)

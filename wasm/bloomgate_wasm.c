@@ -4,13 +4,20 @@
  * The core's API uses uint64_t, which would cross into JavaScript as BigInt.
  * These shims keep every exported signature to i32 and f64: 64-bit values are
  * split into (lo, hi) u32 pairs, or passed as doubles where they are counts
- * bounded by 2^53. Everything else is exported from the core unchanged (see
- * wasm/exports.txt). Only js/wasm.js calls these.
+ * bounded by 2^53, and structs are flattened into doubles by the rule of
+ * src/contract.h, field by field from the tables of bloomgate.h (so
+ * js/wasm/contract.js, generated from the same tables, knows every slot).
+ * Everything else is exported from the core unchanged (wasm/exports.txt).
+ * Only js/wasm/ calls these.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bloomgate.h"
+#include "contract.h"
+
+_Static_assert(sizeof(bg_sha256_ctx) == BG__SHA256_CTX_SIZE, "js/wasm/contract.js allocates BG__SHA256_CTX_SIZE bytes");
 
 #define JOIN64(lo, hi) (((uint64_t)(hi) << 32) | (uint64_t)(lo))
 
@@ -53,102 +60,47 @@ int bgw_filter_create(int kind, double capacity, double error_rate, uint32_t see
   return bg_filter_create(kind, (uint64_t)capacity, error_rate, JOIN64(seed_lo, seed_hi), key_encoding, out);
 }
 
-/* out[0] = m, out[1] = k (both exact in a double). */
-int bgw_size_for(double capacity, double error_rate, double *out) {
-  if (!(capacity >= 1.0) || capacity > (double)BG_MAX_CAPACITY || capacity != (double)(uint64_t)capacity)
-    return BG_E_RANGE;
-  uint64_t m;
-  uint32_t k;
-  bg_status rc = bg_size_for((uint64_t)capacity, error_rate, &m, &k);
-  if (rc == BG_OK) {
-    out[0] = (double)m;
-    out[1] = (double)k;
-  }
-  return rc;
-}
-
-/*
- * Flattens bg_info into doubles so JavaScript needs no struct layout:
- *  0 kind  1 k  2 key_encoding  3 hash_algorithm  4 m  5 capacity  6 count
- *  7 seed_lo  8 seed_hi  9 generation  10 bits_set  11 payload_bytes
- *  12 serialized_bytes  13 error_rate  14 fill_ratio  15 estimated_items
- *  16 estimated_error_rate  17 theoretical_error_rate
- * and list_id (16 bytes) into list_id_out.
- */
-#define BGW_INFO_FIELDS 18
-void bgw_filter_info(const bg_filter *filter, double *out, uint8_t *list_id_out) {
+/* bg_info flattened by BG_INFO_FIELDS: numbers into out, list_id into bytes. */
+void bgw_filter_info(const bg_filter *filter, double *out, uint8_t *bytes) {
   bg_info info;
   bg_filter_info(filter, &info);
-  out[0] = info.kind;
-  out[1] = info.k;
-  out[2] = info.key_encoding;
-  out[3] = info.hash_algorithm;
-  out[4] = (double)info.m;
-  out[5] = (double)info.capacity;
-  out[6] = (double)info.count;
-  out[7] = (double)(uint32_t)info.seed;
-  out[8] = (double)(uint32_t)(info.seed >> 32);
-  out[9] = (double)info.generation;
-  out[10] = (double)info.bits_set;
-  out[11] = (double)info.payload_bytes;
-  out[12] = (double)info.serialized_bytes;
-  out[13] = info.error_rate;
-  out[14] = info.fill_ratio;
-  out[15] = info.estimated_items;
-  out[16] = info.estimated_error_rate;
-  out[17] = info.theoretical_error_rate;
-  memcpy(list_id_out, info.list_id, 16);
+  size_t slot = 0, byte = 0;
+#define FLAT_INFO(name, type) BG__FLAT_##type(info.name, out, slot, bytes, byte);
+  BG_INFO_FIELDS(FLAT_INFO)
+#undef FLAT_INFO
 }
 
 void bgw_filter_set_identity(bg_filter *filter, const uint8_t *list_id, double generation) {
   bg_filter_set_identity(filter, list_id, (uint64_t)generation);
 }
 
-/*
- * Header fields as doubles for a streaming loader / inspector:
- *  0 version 1 kind 2 key_encoding 3 hash_algorithm 4 k 5 metadata_length
- *  6 m 7 capacity 8 count 9 seed_lo 10 seed_hi 11 generation 12 payload_offset
- *  13 payload_length 14 file_length 15 error_rate 16 checksum_lo 17 checksum_hi
- * and list_id (16 bytes) into list_id_out.
- */
-#define BGW_HEADER_FIELDS 18
-static void flatten_header(const bg_header *h, double *out, uint8_t *list_id_out) {
-  memcpy(list_id_out, h->list_id, 16);
-  out[0] = h->version;
-  out[1] = h->kind;
-  out[2] = h->key_encoding;
-  out[3] = h->hash_algorithm;
-  out[4] = h->k;
-  out[5] = h->metadata_length;
-  out[6] = (double)h->m;
-  out[7] = (double)h->capacity;
-  out[8] = (double)h->count;
-  out[9] = (double)(uint32_t)h->seed;
-  out[10] = (double)(uint32_t)(h->seed >> 32);
-  out[11] = (double)h->generation;
-  out[12] = (double)h->payload_offset;
-  out[13] = (double)h->payload_length;
-  out[14] = (double)h->file_length;
-  out[15] = h->error_rate;
-  out[16] = (double)(uint32_t)h->checksum;
-  out[17] = (double)(uint32_t)(h->checksum >> 32);
+/* bg_header flattened by the MEMBER rows of BG_HEADER_FIELDS. */
+static void flatten_header(const bg_header *h, double *out, uint8_t *bytes) {
+  size_t slot = 0, byte = 0;
+#define FLAT_FIELD_MEMBER(name, type) BG__FLAT_##type(h->name, out, slot, bytes, byte);
+#define FLAT_FIELD_FIXED(name, type)
+#define FLAT_FIELD(name, offset, size, type, role) FLAT_FIELD_##role(name, type)
+  BG_HEADER_FIELDS(FLAT_FIELD)
+#undef FLAT_FIELD
+#undef FLAT_FIELD_FIXED
+#undef FLAT_FIELD_MEMBER
 }
 
-int bgw_header_peek(const uint8_t *src, size_t size, double *out, uint8_t *list_id_out) {
+int bgw_header_peek(const uint8_t *src, size_t size, double *out, uint8_t *bytes) {
   bg_header h;
   bg_status rc = bg_header_peek(src, size, &h);
-  if (rc == BG_OK) flatten_header(&h, out, list_id_out);
+  if (rc == BG_OK) flatten_header(&h, out, bytes);
   return rc;
 }
 
-int bgw_file_validate(const uint8_t *src, size_t size, double *out, uint8_t *list_id_out) {
+int bgw_file_validate(const uint8_t *src, size_t size, double *out, uint8_t *bytes) {
   bg_header h;
   bg_status rc = bg_file_validate(src, size, &h);
-  if (rc == BG_OK) flatten_header(&h, out, list_id_out);
+  if (rc == BG_OK) flatten_header(&h, out, bytes);
   return rc;
 }
 
-/* out[0..1] = h1 (lo, hi), out[2..3] = h2 (lo, hi): for the shared golden vectors. */
+/* out[0..1] = h1 (lo, hi), out[2..3] = h2 (lo, hi): sharded builds partition keys by them. */
 void bgw_hash(const void *key, size_t len, uint32_t seed_lo, uint32_t seed_hi, uint32_t *out) {
   bg_hash_pair h = bg_hash(key, len, JOIN64(seed_lo, seed_hi));
   out[0] = (uint32_t)h.h1;
@@ -156,18 +108,6 @@ void bgw_hash(const void *key, size_t len, uint32_t seed_lo, uint32_t seed_hi, u
   out[2] = (uint32_t)h.h2;
   out[3] = (uint32_t)(h.h2 >> 32);
 }
-
-/* positions as doubles (m < 2^53 in wasm). */
-void bgw_positions(const void *key, size_t len, uint32_t seed_lo, uint32_t seed_hi, double m,
-                   uint32_t k, double *out) {
-  uint64_t pos[BG_MAX_K];
-  if (k > BG_MAX_K) k = BG_MAX_K;
-  bg_positions(bg_hash(key, len, JOIN64(seed_lo, seed_hi)), (uint64_t)m, k, pos);
-  for (uint32_t i = 0; i < k; i++) out[i] = (double)pos[i];
-}
-
-/* The wrapper allocates hashing contexts without knowing their layout. */
-size_t bgw_sha256_ctx_size(void) { return sizeof(bg_sha256_ctx); }
 
 /* bg_filter_deserialize_owned_checked with the checksum as (lo, hi) u32 halves. */
 int bgw_filter_deserialize_owned_checked(uint8_t *buffer, size_t size, uint32_t sum_lo, uint32_t sum_hi,

@@ -92,7 +92,7 @@ export async function run(argv) {
   }
   // The modules a build needs, not the whole package (index.js): ~10 ms less start-up.
   const { BloomFilter } = await import('../filter.js');
-  const { init } = await import('../wasm.js');
+  const { init } = await import('../wasm/index.js');
   const progress = new Progress({ enabled: options.progress });
   const input = await openInput(options.input, { directories: options.format === 'hibp' });
   if (input.isDirectory) options.directoryFiles = input.fileCount;
@@ -225,7 +225,7 @@ function refuseToOverwriteInput(input, options) {
 /** A urls line's key: SHA-256 of its most specific expression, as the core's url encoding adds it. */
 async function urlKeyFunction() {
   const { urlExpressions } = await import('../url.js');
-  const { sha256 } = await import('../wasm.js');
+  const { sha256 } = await import('../wasm/index.js');
   return (text) => sha256(urlExpressions(text)[0]);
 }
 

@@ -14,7 +14,7 @@
 // 'sha1' (tests/js/native-build.test.mjs and build-speed.test.mjs compare).
 // A fuse filter may also be built in one pass over its input and get its
 // capacity (the key count) afterwards: setCapacity().
-import * as wasm from '../wasm.js';
+import * as wasm from '../wasm/index.js';
 
 const KEY_ENCODING_OFFSET = 21; // docs/FORMAT.md: the header's key_encoding byte
 const CAPACITY_OFFSET = 40; // the header's capacity (u64, little-endian)

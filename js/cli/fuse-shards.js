@@ -15,7 +15,7 @@ import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { BloomgateError } from '../errors.js';
-import * as wasm from '../wasm.js';
+import * as wasm from '../wasm/index.js';
 import { parsePositiveInteger } from './args.js';
 import { cannotCreate, usageError } from './errors.js';
 import { forgetTemporary, temporaryPath, trackTemporary } from './output.js';

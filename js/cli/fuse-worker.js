@@ -4,7 +4,7 @@
 // file, whose payload is the shard's. Memory: one shard's keys and scratch.
 import { closeSync, openSync, readSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
-import * as wasm from '../wasm.js';
+import * as wasm from '../wasm/index.js';
 
 const CHUNK = 4 * 1024 * 1024;
 // A shard filter is always unsharded: its capacity is only a reservation hint.

@@ -4,11 +4,9 @@ import { CliError, EXIT, usageError } from './errors.js';
 import { readFilterBytes } from './filter-file.js';
 import { COMMAND_HELP } from './help.js';
 import { formatBytes, formatCount } from './progress.js';
+import { hashName, headerOffset, keyEncodingName, kindName } from '../names.js';
+import { HEADER_SIZE } from '../wasm/index.js';
 
-// Ids from docs/FORMAT.md.
-const KIND_NAMES = { 1: 'classic', 2: 'blocked', 3: 'fuse8', 4: 'fuse16', 5: 'counting', 6: 'scalable', 7: 'cuckoo' };
-const KEY_ENCODING_NAMES = { 0: 'utf8', 1: 'sha1', 2: 'url' };
-const HASH_NAMES = { 1: 'xxh3-128' };
 // Validation steps that run after the checksum (docs/FORMAT.md): the checksum
 // matched when one of these fails.
 
@@ -71,9 +69,9 @@ function minCountOf(metadata) {
 function normalizeHeader(h, bytes) {
   return {
     version: h.version,
-    kind: KIND_NAMES[h.kind] ?? `unknown(${h.kind})`,
-    keyEncoding: KEY_ENCODING_NAMES[h.keyEncoding] ?? `unknown(${h.keyEncoding})`,
-    hashAlgorithm: HASH_NAMES[h.hashAlgorithm] ?? `unknown(${h.hashAlgorithm})`,
+    kind: kindName(h.kind),
+    keyEncoding: keyEncodingName(h.keyEncoding),
+    hashAlgorithm: hashName(h.hashAlgorithm),
     // 64-bit: a string, so JSON readers lose no digits.
     seed: String(h.seed),
     m: h.m,
@@ -94,8 +92,7 @@ function normalizeHeader(h, bytes) {
 // For a file that fails validation the library returns only the fixed header;
 // the list id (bytes 80..96) and the metadata (right after the 128-byte header)
 // are still shown when present, marked as unverified by `ok: false`.
-const LIST_ID_OFFSET = 80;
-const HEADER_SIZE = 128;
+const LIST_ID_OFFSET = headerOffset('listId');
 
 function listIdAt(bytes) {
   if (bytes.length < LIST_ID_OFFSET + 16) return null;

@@ -16,10 +16,11 @@ import { PART_KEYS, writeFuseFile } from './fuse-shards.js';
 import { COMMAND_HELP } from './help.js';
 import { AtomicOutput } from './output.js';
 import { formatBytes, formatCount, Progress } from './progress.js';
+import { headerOffset, keyEncodingName, kindName } from '../names.js';
+import { HEADER_SIZE } from '../wasm/index.js';
 
-const HEADER_SIZE = 128;
-const KIND_NAMES = { 3: 'fuse8', 4: 'fuse16' };
-const KEY_ENCODING_NAMES = { 0: 'utf8', 1: 'sha1', 2: 'url' };
+const FUSE_KIND_NAMES = new Set(['fuse8', 'fuse16']);
+
 // Header fields every part shares with the whole filter (count, m and the payload are the part's own).
 const SHARED_FIELDS = ['kind', 'keyEncoding', 'hashAlgorithm', 'seed', 'capacity', 'errorRate', 'listId', 'generation'];
 
@@ -39,7 +40,7 @@ export async function run(argv) {
   if (positionals.length === 0) throw usageError("join needs the part files of a sharded build (see 'bloomgate join --help')");
 
   const { BloomFilter, init } = await import('../index.js');
-  const wasm = await import('../wasm.js');
+  const wasm = await import('../wasm/index.js');
   await init();
   const parts = positionals.map((path) => readPartHeader(wasm, path));
   const first = parts[0];
@@ -109,9 +110,9 @@ function readPartHeader(wasm, path) {
     prefix = new Uint8Array(HEADER_SIZE + peeked.header.metadataLength);
     prefix.set(head);
     const got = readSync(fd, prefix, HEADER_SIZE, prefix.length - HEADER_SIZE, HEADER_SIZE);
-    if (got < prefix.length - HEADER_SIZE) throw inFile(path, wasm.statusError(-5)); // BG_E_TRUNCATED
+    if (got < prefix.length - HEADER_SIZE) throw inFile(path, wasm.statusError(wasm.statusCode('E_TRUNCATED')));
     const header = peeked.header;
-    if (!KIND_NAMES[header.kind]) throw partError(`${path} is not a fuse filter: only fuse shard parts can be joined (merge ORs classic filters)`);
+    if (!FUSE_KIND_NAMES.has(kindName(header.kind))) throw partError(`${path} is not a fuse filter: only fuse shard parts can be joined (merge ORs classic filters)`);
     let metadata = null;
     try {
       metadata = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(prefix.subarray(HEADER_SIZE)));
@@ -140,8 +141,8 @@ async function templateFor(BloomFilter, part) {
   const filter = await BloomFilter.create({
     capacity: header.capacity,
     errorRate: header.errorRate,
-    kind: KIND_NAMES[header.kind],
-    keyEncoding: KEY_ENCODING_NAMES[header.keyEncoding],
+    kind: kindName(header.kind),
+    keyEncoding: keyEncodingName(header.keyEncoding),
     seed: header.seed,
     listId: header.listId,
     generation: header.generation,
@@ -149,7 +150,7 @@ async function templateFor(BloomFilter, part) {
   });
   try {
     const bytes = filter.serialize();
-    const text = new TextDecoder().decode(bytes.subarray(HEADER_SIZE, HEADER_SIZE + new DataView(bytes.buffer, bytes.byteOffset + 28, 4).getUint32(0, true)));
+    const text = new TextDecoder().decode(bytes.subarray(HEADER_SIZE, HEADER_SIZE + new DataView(bytes.buffer, bytes.byteOffset + headerOffset('metadataLength'), 4).getUint32(0, true)));
     if (text !== (part.metadata ?? '')) throw partError(`${quote(part.path)}: its filter metadata does not read back as written`);
     return bytes;
   } finally {

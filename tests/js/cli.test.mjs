@@ -604,7 +604,7 @@ test('serve answers on 127.0.0.1 and stops on SIGTERM', async () => {
 
 test('inspect says the checksum was verified when it was, though a later check fails', async () => {
   const { BloomFilter, init } = await import('../../js/index.js');
-  const { FileChecksum } = await import('../../js/wasm.js');
+  const { FileChecksum } = await import('../../js/wasm/index.js');
   await init();
   const filter = await BloomFilter.create({ capacity: 100, errorRate: 0.01 });
   const bytes = Buffer.from(filter.serialize());

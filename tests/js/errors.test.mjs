@@ -6,7 +6,7 @@ import { test, describe, before } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { BloomFilter, BloomgateError, inspectFile, loadFilter, sizeFor } from '../../js/index.js';
-import { statusName, statusMessage, init } from '../../js/wasm.js';
+import { statusName, statusMessage, init } from '../../js/wasm/index.js';
 
 let file; // a valid .bgf file with metadata
 let header; // its parsed fixed header

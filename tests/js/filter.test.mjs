@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 
 import { BloomFilter, BloomgateError, sizeFor } from '../../js/index.js';
-import { hashKey, positions, sha1, sha256 } from '../../js/wasm.js';
+import { sha1, sha256 } from '../../js/wasm/index.js';
+import { hashKey, positions } from './helpers/hash.mjs';
 
 const utf8 = new TextEncoder();
 
@@ -591,7 +592,7 @@ describe('memory', () => {
     const { execFile } = await import('node:child_process');
     const script = `
       import { BloomFilter } from ${JSON.stringify(new URL('../../js/index.js', import.meta.url).href)};
-      import { heapSize } from ${JSON.stringify(new URL('../../js/wasm.js', import.meta.url).href)};
+      import { heapSize } from ${JSON.stringify(new URL('../../js/wasm/index.js', import.meta.url).href)};
       const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
       for (let i = 0; i < 40; i++) {
         const filter = await BloomFilter.create({ capacity: 3_000_000, errorRate: 0.01 });

@@ -8,7 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 
 import { BloomFilter, BloomgateError, loadFilter } from '../../js/index.js';
-import { heapSize } from '../../js/wasm.js';
+import { heapSize } from '../../js/wasm/index.js';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,0 +1,333 @@
+/**
+ * calls.js — thin calls into the core: stage the arguments, call once,
+ * read the results, release. One function per verb of the filter API, plus
+ * the key hash of sharded builds and the URL functions.
+ */
+import { INFO_BYTES, INFO_SLOTS, URL_MATCH, readInfo } from './contract.js';
+import {
+  ex, HEAPF64, HEAPU32, HEAPU8, MISC_BYTES, MISC_F64, MISC_HASH, MISC_OFFSETS, MISC_OUT_PTR, MISC_SIZE_T,
+  MISC_URL_MATCH, check, mallocOrThrow, miscPtr, statusError, statusName,
+} from './module.js';
+import {
+  BATCH_PACKED_BYTES, arena, arenaReserve, arenaShrink, keyPtr, releaseKey, runBatch, packedKeys, scratchPtr,
+  stageBytesOnly, stageInPieces, stageKey,
+} from './staging.js';
+import { WasmBuffer } from './buffers.js';
+
+const utf8Decoder = new TextDecoder('utf-8');
+if (INFO_SLOTS > 64 || INFO_BYTES > 16) throw new Error('contract.js: bg_info no longer fits the misc block');
+
+/* ------------------------------------------------------------------------ */
+/* Single items and keys                                                     */
+/* ------------------------------------------------------------------------ */
+
+/** Insert one item (the filter's key encoding applies). */
+export function filterAdd(filter, item) {
+  const len = stageKey(item, 'item');
+  const rc = ex.bg_filter_add(filter, keyPtr, len);
+  if (keyPtr !== scratchPtr) releaseKey();
+  if (rc < 0) throw statusError(rc);
+}
+
+/** Query one item: true = maybe present, false = definitely not. */
+export function filterContains(filter, item) {
+  const len = stageKey(item, 'item');
+  const rc = ex.bg_filter_contains(filter, keyPtr, len);
+  if (keyPtr !== scratchPtr) releaseKey();
+  if (rc > 0) return true;
+  if (rc === 0) return false;
+  throw statusError(rc);
+}
+
+/** Insert an already-encoded key. */
+export function filterAddKey(filter, key) {
+  const len = stageBytesOnly(key, 'key');
+  const rc = ex.bg_filter_add_key(filter, keyPtr, len);
+  if (keyPtr !== scratchPtr) releaseKey();
+  if (rc < 0) throw statusError(rc);
+}
+
+/** Query an already-encoded key. */
+export function filterContainsKey(filter, key) {
+  const len = stageBytesOnly(key, 'key');
+  const rc = ex.bg_filter_contains_key(filter, keyPtr, len);
+  if (keyPtr !== scratchPtr) releaseKey();
+  if (rc > 0) return true;
+  if (rc === 0) return false;
+  throw statusError(rc);
+}
+
+function removed(rc) {
+  if (rc === 0) return true;
+  if (statusName(rc) === 'E_NOT_FOUND') return false;
+  throw statusError(rc);
+}
+
+/** Remove one item (kinds that delete); false when it was not in the filter. */
+export function filterRemove(filter, item) {
+  const len = stageKey(item, 'item');
+  const rc = ex.bg_filter_remove(filter, keyPtr, len);
+  if (keyPtr !== scratchPtr) releaseKey();
+  return removed(rc);
+}
+
+/** Remove an already-encoded key. */
+export function filterRemoveKey(filter, key) {
+  const len = stageBytesOnly(key, 'key');
+  const rc = ex.bg_filter_remove_key(filter, keyPtr, len);
+  if (keyPtr !== scratchPtr) releaseKey();
+  return removed(rc);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Batches                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Insert every item of an iterable (or packed keys), one wasm call per chunk.
+ * @param {{ ptrOrThrow(): number }} handle
+ */
+export function filterAddAll(handle, items) {
+  runBatch(handle, items, 'items', (filter, count) => {
+    check(ex.bg_filter_add_many(filter, arena.items, arena.offsets, count));
+  });
+}
+
+/**
+ * Query every item of an iterable (or packed keys), one wasm call per chunk.
+ * @param {{ ptrOrThrow(): number }} handle
+ * @returns {boolean[]}
+ */
+export function filterContainsMany(handle, items) {
+  // Sized up front when the count is known (chunk i lands at out[indexBase + i]); grown in order otherwise.
+  const packed = packedKeys(items, 'items');
+  const out = packed !== null ? new Array(packed.count) : Array.isArray(items) ? new Array(items.length) : [];
+  runBatch(handle, items, 'items', (filter, count, indexBase) => {
+    check(ex.bg_filter_contains_many(filter, arena.items, arena.offsets, count, arena.results));
+    const heap = HEAPU8;
+    const results = arena.results;
+    for (let i = 0; i < count; i++) out[indexBase + i] = heap[results + i] !== 0;
+  }, packed);
+  return out;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Whole filters                                                             */
+/* ------------------------------------------------------------------------ */
+
+/** bg_filter_create through the i32/f64 shim; returns the filter pointer. */
+export function filterCreate(kind, capacity, errorRate, seedLo, seedHi, keyEncoding) {
+  const out = miscPtr + MISC_OUT_PTR;
+  check(ex.bgw_filter_create(kind, capacity, errorRate, seedLo, seedHi, keyEncoding, out));
+  return HEAPU32[out >>> 2];
+}
+
+/** Static kinds build their structure from the keys added so far. */
+export function filterSeal(filter) {
+  check(ex.bg_filter_seal(filter));
+}
+
+/** A counting filter's classic equivalent; returns the new filter pointer. */
+export function filterToClassic(filter) {
+  const out = miscPtr + MISC_OUT_PTR;
+  check(ex.bg_filter_to_classic(filter, out));
+  return HEAPU32[out >>> 2];
+}
+
+export function filterFree(filter) {
+  ex.bg_filter_free(filter);
+}
+
+export function filterClear(filter) {
+  ex.bg_filter_clear(filter);
+}
+
+export function filterMerge(dst, src) {
+  check(ex.bg_filter_merge(dst, src));
+}
+
+/** Everything bg_info holds (BG_INFO_FIELDS), as plain numbers: u64 fields are a Number below 2^53, else a BigInt. */
+export function filterInfo(filter) {
+  ex.bgw_filter_info(filter, miscPtr + MISC_F64, miscPtr + MISC_BYTES);
+  return readInfo(HEAPF64, (miscPtr + MISC_F64) >>> 3, HEAPU8, miscPtr + MISC_BYTES);
+}
+
+/** Attach metadata bytes (copied by the core). */
+export function filterSetMetadata(filter, bytes) {
+  const ptr = mallocOrThrow(bytes.length);
+  try {
+    HEAPU8.set(bytes, ptr);
+    check(ex.bg_filter_set_metadata(filter, ptr, bytes.length));
+  } finally {
+    ex.free(ptr);
+  }
+}
+
+/** The metadata block decoded as UTF-8, or null when there is none. */
+export function filterMetadataText(filter) {
+  const lenPtr = miscPtr + MISC_SIZE_T;
+  HEAPU32[lenPtr >>> 2] = 0;
+  const ptr = ex.bg_filter_metadata(filter, lenPtr) >>> 0;
+  const len = HEAPU32[lenPtr >>> 2];
+  if (ptr === 0 || len === 0) return null;
+  return utf8Decoder.decode(HEAPU8.subarray(ptr, ptr + len));
+}
+
+/** Set list id (16 bytes) and generation (integer < 2^53). */
+export function filterSetIdentity(filter, listId, generation) {
+  const at = miscPtr + MISC_BYTES;
+  HEAPU8.set(listId, at);
+  ex.bgw_filter_set_identity(filter, at, generation);
+}
+
+/** The .bgf file as a fresh Uint8Array (a copy out of wasm memory). */
+export function filterSerialize(filter) {
+  const size = ex.bg_filter_serialized_size(filter) >>> 0;
+  const ptr = mallocOrThrow(size);
+  try {
+    const written = miscPtr + MISC_SIZE_T;
+    check(ex.bg_filter_serialize(filter, ptr, size, written));
+    return HEAPU8.slice(ptr, ptr + HEAPU32[written >>> 2]);
+  } finally {
+    ex.free(ptr);
+  }
+}
+
+/**
+ * Copy a .bgf file into wasm memory and build a filter that uses the copy in
+ * place (bg_filter_deserialize_owned): one copy, validated by the core.
+ */
+export function filterFromBytes(bytes) {
+  const buffer = new WasmBuffer(bytes.length);
+  try {
+    buffer.append(bytes);
+    return buffer.takeFilter();
+  } finally {
+    buffer.free();
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Key hashes (sharded fuse builds, js/cli/fuse-shards.js)                   */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Hash one key (bytes, or a string as UTF-8) as bg_hash does with the given
+ * seed and leave its words in `out` (a Uint32Array of 4): h1 low, h1 high,
+ * h2 low, h2 high. No BigInt on the way: a sharded build hashes every key.
+ */
+export function hashWords(item, seedLo, seedHi, out) {
+  const len = stageKey(item, 'key');
+  const at = miscPtr + MISC_HASH;
+  ex.bgw_hash(keyPtr, len, seedLo, seedHi, at);
+  if (keyPtr !== scratchPtr) releaseKey();
+  const words = HEAPU32;
+  const i = at >>> 2;
+  out[0] = words[i];
+  out[1] = words[i + 1];
+  out[2] = words[i + 2];
+  out[3] = words[i + 3];
+}
+
+/**
+ * Add keys to a fuse filter by their h1 values: `bytes` holds little-endian
+ * u64 records (bg_filter_add_h1), staged through the batch arena in chunks.
+ */
+export function filterAddH1(filter, bytes) {
+  if (bytes.length % 8 !== 0) throw new RangeError('h1 records are 8 bytes each');
+  stageInPieces(bytes, BATCH_PACKED_BYTES, (ptr, length) => check(ex.bg_filter_add_h1(filter, ptr, length / 8)));
+  arenaShrink();
+}
+
+/* ------------------------------------------------------------------------ */
+/* Safe Browsing URLs                                                        */
+/* ------------------------------------------------------------------------ */
+
+// Canonicalize the staged key into a fresh malloc'd buffer: { ptr, length }. The caller frees ptr.
+function canonicalizeStaged(len) {
+  const capacity = 3 * len + 32; // percent-escaping at most triples a byte
+  const out = mallocOrThrow(capacity);
+  const lengthPtr = miscPtr + MISC_SIZE_T;
+  const rc = ex.bg_url_canonicalize(keyPtr, len, out, capacity, lengthPtr);
+  if (rc < 0) {
+    ex.free(out);
+    throw statusError(rc);
+  }
+  return { ptr: out, length: HEAPU32[lengthPtr >>> 2] };
+}
+
+/** Safe Browsing canonical form of a URL string (the host must already be ASCII). */
+export function urlCanonicalize(url) {
+  const len = stageKey(url, 'url');
+  let canonical = null;
+  try {
+    canonical = canonicalizeStaged(len);
+    return utf8Decoder.decode(HEAPU8.subarray(canonical.ptr, canonical.ptr + canonical.length));
+  } finally {
+    if (canonical !== null) ex.free(canonical.ptr);
+    if (keyPtr !== scratchPtr) releaseKey();
+  }
+}
+
+/** Call `call(text, capacity)` with the arena as the text buffer, once more at the size BG_E_BUFFER asked for. */
+function withTextInArena(call, countPtr, offsetsPtr) {
+  let rc = call(arena.items, arena.cap);
+  if (rc < 0 && statusName(rc) === 'E_BUFFER') {
+    arenaReserve(HEAPU32[(offsetsPtr >>> 2) + HEAPU32[countPtr >>> 2]]);
+    rc = call(arena.items, arena.cap);
+  }
+  return check(rc);
+}
+
+/** The host-suffix x path-prefix expressions of a URL, most specific first (at most 30). */
+export function urlExpressions(url) {
+  const len = stageKey(url, 'url');
+  try {
+    const countPtr = miscPtr + MISC_SIZE_T;
+    const offsetsPtr = miscPtr + MISC_OFFSETS;
+    withTextInArena((text, capacity) => ex.bg_url_expressions(keyPtr, len, text, capacity, offsetsPtr, countPtr),
+      countPtr, offsetsPtr);
+    const count = HEAPU32[countPtr >>> 2];
+    const offsets = HEAPU32.subarray(offsetsPtr >>> 2, (offsetsPtr >>> 2) + count + 1);
+    const expressions = new Array(count);
+    for (let i = 0; i < count; i++) {
+      expressions[i] = utf8Decoder.decode(HEAPU8.subarray(arena.items + offsets[i], arena.items + offsets[i + 1]));
+    }
+    return expressions;
+  } finally {
+    if (keyPtr !== scratchPtr) releaseKey();
+    arenaShrink();
+  }
+}
+
+/**
+ * Check a URL against a url filter in one call (bg_filter_match_url): the
+ * expressions that might be listed, most specific first, each with its
+ * SHA-256 key. An empty array means definitely clean.
+ * @returns {{ expression: string, digest: Uint8Array }[]}
+ */
+export function filterMatchUrl(filter, url) {
+  const len = stageKey(url, 'url');
+  const match = miscPtr + MISC_URL_MATCH;
+  try {
+    // The expressions' text goes to the arena (u32 count first in bg_url_match, then the offsets).
+    const rc = withTextInArena((text, capacity) => ex.bg_filter_match_url(filter, keyPtr, len, text, capacity, match),
+      match + URL_MATCH.count, match + URL_MATCH.offsets);
+    const found = [];
+    if (rc === 0) return found;
+    const words = HEAPU32;
+    const count = words[(match + URL_MATCH.count) >>> 2];
+    const maybe = words[(match + URL_MATCH.maybe) >>> 2];
+    const offsets = (match + URL_MATCH.offsets) >>> 2;
+    for (let i = 0; i < count; i++) {
+      if ((maybe & (1 << i)) === 0) continue;
+      const text = HEAPU8.subarray(arena.items + words[offsets + i], arena.items + words[offsets + i + 1]);
+      const digest = match + URL_MATCH.digests + 32 * i;
+      found.push({ expression: utf8Decoder.decode(text), digest: HEAPU8.slice(digest, digest + 32) });
+    }
+    return found;
+  } finally {
+    if (keyPtr !== scratchPtr) releaseKey();
+    arenaShrink();
+  }
+}

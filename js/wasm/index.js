@@ -1,0 +1,25 @@
+/**
+ * js/wasm/ — the WebAssembly boundary, the only code that touches the
+ * module's exports and memory. One job per file:
+ *   contract.js  the facts the core owns (generated from src/bloomgate.h)
+ *   module.js    instantiation, memory views, status codes, allocation
+ *   staging.js   keys and batches into wasm memory
+ *   buffers.js   streaming buffers, checksums and digests
+ *   calls.js     one thin call per verb
+ * This file is the folder's interface for the rest of js/.
+ */
+export {
+  FORMAT_VERSION, HASH_ALGORITHMS, HEADER_FIELDS, HEADER_SIZE, KEY_ENCODINGS, KINDS, MAX_BITS, MAX_CAPACITY, MAX_K,
+  MAX_METADATA, STATUSES, URL_MAX_EXPRESSIONS, VERSION,
+} from './contract.js';
+export {
+  check, heapSize, init, isReady, ready, registerWasmLoader, statusCode, statusError, statusMessage,
+  statusName,
+} from './module.js';
+export { FileChecksum, Sha256, WasmBuffer, headerOf, sha1, sha256 } from './buffers.js';
+export {
+  filterAdd, filterAddAll, filterAddH1, filterAddKey, filterClear, filterContains, filterContainsKey,
+  filterContainsMany, filterCreate, filterFree, filterFromBytes, filterInfo, filterMatchUrl, filterMerge,
+  filterMetadataText, filterRemove, filterRemoveKey, filterSeal, filterSerialize, filterSetIdentity,
+  filterSetMetadata, filterToClassic, hashWords, urlCanonicalize, urlExpressions,
+} from './calls.js';

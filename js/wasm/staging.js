@@ -1,0 +1,433 @@
+/**
+ * staging.js — putting keys into wasm memory: one scratch buffer stages single
+ * keys (short ASCII strings are written straight into it), one arena stages
+ * batches, so a query or a batch chunk is one boundary crossing.
+ */
+import { ex, HEAPU8, HEAPU32, freePtr, mallocOrThrow, onAttach, onMemoryGrowth } from './module.js';
+
+// Strings up to this many UTF-16 units are copied with a charCodeAt loop; longer
+// ones go through TextEncoder.encodeInto. Measured on Node 20: the loop costs ~2 ns
+// a character, encodeInto ~37 ns flat (it returns a fresh {read, written} object),
+// so they cross near 16–20 characters.
+const ASCII_LOOP_MAX = 16;
+// The single-key scratch grows up to this size and stays; larger keys get a
+// temporary buffer for the one call, so one huge key does not pin memory.
+const SCRATCH_INITIAL = 1024;
+const SCRATCH_KEEP_MAX = 1 << 20;
+// Batches go to wasm in chunks of at most this many keys / UTF-16 units. The unit
+// budget keeps a chunk's joined string (see packChunk) below V8's large-object
+// threshold (~128 KiB): above it every join is a fresh mmap and batches of
+// 38-character keys ran 4x slower. It also keeps the arena small (worst case 3
+// bytes per unit) and the offsets well inside u32.
+const BATCH_KEYS = 4096;
+const BATCH_UNITS = 48 * 1024;
+const ARENA_INITIAL = 64 * 1024;
+/** Packed keys and other large inputs go to wasm in pieces of at most this many bytes. */
+export const BATCH_PACKED_BYTES = 256 * 1024;
+
+const encoder = new TextEncoder();
+
+/** The single-key staging buffer. */
+export let scratchPtr = 0;
+let scratchCap = 0;
+let scratchView = HEAPU8; // HEAPU8.subarray(scratchPtr, scratchPtr + scratchCap)
+/** Where stageKey() left the key: scratchPtr, or a temporary buffer (releaseKey frees it). */
+export let keyPtr = 0;
+/** Batch staging: { items, cap, offsets, results }. */
+export let arena = null;
+
+onMemoryGrowth(() => {
+  scratchView = HEAPU8.subarray(scratchPtr, scratchPtr + scratchCap);
+});
+
+onAttach(() => {
+  scratchPtr = mallocOrThrow(SCRATCH_INITIAL);
+  scratchCap = SCRATCH_INITIAL;
+  keyPtr = scratchPtr;
+  arena = newArena(ARENA_INITIAL);
+});
+
+function growScratch(size) {
+  let capacity = scratchCap;
+  while (capacity < size) capacity *= 2;
+  const ptr = mallocOrThrow(capacity);
+  ex.free(scratchPtr);
+  scratchPtr = ptr;
+  keyPtr = ptr;
+  scratchCap = capacity;
+  scratchView = HEAPU8.subarray(scratchPtr, scratchPtr + scratchCap);
+}
+
+/** Exact UTF-8 length of a string as TextEncoder encodes it (lone surrogates become U+FFFD). */
+function utf8Length(s) {
+  const n = s.length;
+  let bytes = n;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c < 0xdc00 && i + 1 < n) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d < 0xe000) {
+        bytes += 2; // 2 units -> 4 bytes
+        i++;
+      } else bytes += 2;
+    } else bytes += 2;
+  }
+  return bytes;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Single keys                                                               */
+/* ------------------------------------------------------------------------ */
+
+export function isUint8Array(value) {
+  return value instanceof Uint8Array || Object.prototype.toString.call(value) === '[object Uint8Array]';
+}
+
+function itemTypeError(what) {
+  return new TypeError(`${what} must be a string or a Uint8Array`);
+}
+
+// Slow path of stageKey for strings: non-ASCII or longer than ASCII_LOOP_MAX.
+function stageString(s) {
+  let need = s.length * 3; // UTF-8 needs at most 3 bytes per UTF-16 unit
+  if (need > scratchCap) {
+    if (need > SCRATCH_KEEP_MAX) need = utf8Length(s);
+    if (need > SCRATCH_KEEP_MAX) {
+      const ptr = mallocOrThrow(need);
+      keyPtr = ptr;
+      return encoder.encodeInto(s, HEAPU8.subarray(ptr, ptr + need)).written;
+    }
+    if (need > scratchCap) growScratch(need);
+  }
+  return encoder.encodeInto(s, scratchView).written;
+}
+
+function stageBytes(bytes) {
+  const n = bytes.length;
+  if (n > scratchCap) {
+    if (n > SCRATCH_KEEP_MAX) {
+      const ptr = mallocOrThrow(n);
+      keyPtr = ptr;
+      HEAPU8.set(bytes, ptr);
+      return n;
+    }
+    growScratch(n);
+  }
+  // A byte loop costs ~1.1 ns a byte, TypedArray.prototype.set ~13 ns flat (Node 20).
+  if (n <= 10) {
+    const v = scratchView;
+    for (let i = 0; i < n; i++) v[i] = bytes[i];
+  } else {
+    scratchView.set(bytes);
+  }
+  return n;
+}
+
+/**
+ * Put a key into wasm memory at keyPtr and return its length in bytes. The
+ * common case (a short ASCII string) writes straight into the scratch view.
+ * The caller calls releaseKey() when keyPtr !== scratchPtr.
+ */
+export function stageKey(item, what) {
+  if (typeof item === 'string') {
+    const n = item.length;
+    if (n <= ASCII_LOOP_MAX) {
+      const v = scratchView;
+      let seen = 0;
+      for (let i = 0; i < n; i++) {
+        const c = item.charCodeAt(i);
+        seen |= c;
+        v[i] = c;
+      }
+      if (seen < 0x80) return n;
+    }
+    return stageString(item);
+  }
+  if (isUint8Array(item)) return stageBytes(item);
+  throw itemTypeError(what);
+}
+
+/** stageKey for byte keys only. */
+export function stageBytesOnly(bytes, what) {
+  if (!isUint8Array(bytes)) throw new TypeError(`${what} must be a Uint8Array`);
+  return stageBytes(bytes);
+}
+
+/** A key staged in a temporary buffer is released right after its one call. */
+export function releaseKey() {
+  if (keyPtr !== scratchPtr) {
+    ex.free(keyPtr);
+    keyPtr = scratchPtr;
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The batch arena                                                           */
+/* ------------------------------------------------------------------------ */
+
+function newArena(capacity) {
+  const offsets = mallocOrThrow((BATCH_KEYS + 1) * 4);
+  let results = 0;
+  let items = 0;
+  try {
+    results = mallocOrThrow(BATCH_KEYS);
+    items = mallocOrThrow(capacity);
+  } catch (error) {
+    freePtr(results);
+    ex.free(offsets);
+    throw error;
+  }
+  return { items, cap: capacity, offsets, results };
+}
+
+/** Make the arena's item area hold at least size bytes. */
+export function arenaReserve(size) {
+  if (size <= arena.cap) return;
+  let capacity = arena.cap;
+  while (capacity < size) capacity *= 2;
+  const ptr = mallocOrThrow(capacity);
+  ex.free(arena.items);
+  arena.items = ptr;
+  arena.cap = capacity;
+}
+
+/**
+ * After a batch needed a big arena, give the memory back (the heap keeps its
+ * size, but malloc can reuse it for filters).
+ */
+export function arenaShrink() {
+  if (arena.cap > 4 * 1024 * 1024) {
+    const ptr = ex.malloc(ARENA_INITIAL) >>> 0;
+    if (ptr !== 0) {
+      ex.free(arena.items);
+      arena.items = ptr;
+      arena.cap = ARENA_INITIAL;
+    }
+  }
+}
+
+/** Copy bytes into the arena in pieces of at most `piece` bytes, calling onPiece(ptr, length) for each. */
+export function stageInPieces(bytes, piece, onPiece) {
+  for (let done = 0; done < bytes.length; done += piece) {
+    const part = bytes.subarray(done, Math.min(bytes.length, done + piece));
+    arenaReserve(part.length);
+    HEAPU8.set(part, arena.items);
+    onPiece(arena.items, part.length);
+  }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Batches                                                                   */
+/* ------------------------------------------------------------------------ */
+
+// Cleared when a chunk of strings turns out not to be ASCII, so the rest of the
+// batch skips the join attempt.
+let joinedAsciiLikely = true;
+
+/**
+ * Pack items[start, end) into the arena: key bytes back to back, count + 1
+ * u32 offsets. Runs no user code, so nothing can re-enter the arena meanwhile.
+ */
+function packChunk(items, start, end, what, indexBase) {
+  const count = end - start;
+  let units = 0; // UTF-16 units of the string keys
+  let byteLength = 0; // bytes of the Uint8Array keys
+  let allStrings = true;
+  for (let i = start; i < end; i++) {
+    const item = items[i];
+    if (typeof item === 'string') units += item.length;
+    else if (isUint8Array(item)) {
+      byteLength += item.length;
+      allStrings = false;
+    } else throw itemTypeError(`${what}[${indexBase + i - start}]`);
+  }
+  let offsetIndex = arena.offsets >>> 2;
+  if (units === 0) {
+    // Only byte keys (or empty strings): one TypedArray.set each, no per-item type dispatch.
+    arenaReserve(byteLength);
+    const heap = HEAPU8;
+    const offsets = HEAPU32;
+    const base = arena.items;
+    let at = base;
+    offsets[offsetIndex++] = 0;
+    for (let i = start; i < end; i++) {
+      const item = items[i];
+      if (typeof item !== 'string') {
+        heap.set(item, at);
+        at += item.length;
+      }
+      offsets[offsetIndex++] = at - base;
+    }
+    return count;
+  }
+  if (allStrings && joinedAsciiLikely) {
+    // One encodeInto for the whole chunk into exactly `units` bytes. When it
+    // consumed every unit and wrote one byte each, all keys were ASCII and their
+    // offsets are their lengths. (A full buffer alone proves nothing: multi-byte
+    // characters can fill it exactly before the string ends.)
+    const joined = start === 0 && end === items.length ? items.join('') : items.slice(start, end).join('');
+    arenaReserve(units);
+    const base = arena.items;
+    let ascii = true;
+    if (units > 0) {
+      const { read, written } = encoder.encodeInto(joined, HEAPU8.subarray(base, base + units));
+      ascii = read === units && written === units;
+    }
+    if (ascii) {
+      const offsets = HEAPU32;
+      let offset = 0;
+      offsets[offsetIndex++] = 0;
+      for (let i = start; i < end; i++) {
+        offset += items[i].length;
+        offsets[offsetIndex++] = offset;
+      }
+      return count;
+    }
+    joinedAsciiLikely = false; // non-ASCII text: go key by key for the rest of this batch
+  }
+  // Mixed or non-ASCII: key by key, sized for the worst case first.
+  arenaReserve(units * 3 + byteLength);
+  const base = arena.items;
+  let offset = 0;
+  HEAPU32[offsetIndex++] = 0;
+  for (let i = start; i < end; i++) {
+    const item = items[i];
+    if (typeof item === 'string') {
+      const n = item.length;
+      let ascii = n <= ASCII_LOOP_MAX;
+      if (ascii) {
+        const heap = HEAPU8;
+        const at = base + offset;
+        let seen = 0;
+        for (let j = 0; j < n; j++) {
+          const c = item.charCodeAt(j);
+          seen |= c;
+          heap[at + j] = c;
+        }
+        ascii = seen < 0x80;
+        if (ascii) offset += n;
+      }
+      if (!ascii) {
+        offset += encoder.encodeInto(item, HEAPU8.subarray(base + offset, base + arena.cap)).written;
+      }
+    } else {
+      HEAPU8.set(item, base + offset);
+      offset += item.length;
+    }
+    HEAPU32[offsetIndex++] = offset;
+  }
+  return count;
+}
+
+/**
+ * Packed keys, `{ bytes, offsets }`: key i is bytes[offsets[i], offsets[i + 1]).
+ * Returns null for anything else (an iterable of items). A malformed packed-keys
+ * object throws here, before any chunk runs, so addAll of one adds nothing.
+ */
+export function packedKeys(items, what) {
+  if (items === null || typeof items !== 'object' || typeof items[Symbol.iterator] === 'function' ||
+    !('bytes' in items || 'offsets' in items)) return null;
+  const { bytes, offsets } = items;
+  if (!isUint8Array(bytes)) throw new TypeError(`${what}.bytes must be a Uint8Array`);
+  if (!(offsets instanceof Uint32Array)) throw new TypeError(`${what}.offsets must be a Uint32Array`);
+  const count = offsets.length - 1;
+  if (count < 0) throw new RangeError(`${what}.offsets must hold one entry more than there are keys`);
+  for (let i = 0; i < count; i++) {
+    if (offsets[i + 1] < offsets[i]) throw new RangeError(`${what}.offsets[${i + 1}] is below ${what}.offsets[${i}]`);
+  }
+  if (offsets[count] > bytes.length) {
+    throw new RangeError(`${what}.offsets[${count}] (${offsets[count]}) is past the end of ${what}.bytes (${bytes.length} bytes)`);
+  }
+  return { bytes, offsets, count };
+}
+
+/**
+ * runBatch for packed keys: chunks of up to BATCH_KEYS keys and
+ * BATCH_PACKED_BYTES bytes (a longer key goes alone), each staged with one
+ * TypedArray.set for the bytes (one per key would cost more than the wasm
+ * side's hashing) and the offsets rebased to the chunk.
+ */
+function runPacked(handle, { bytes, offsets, count }, onChunk) {
+  let start = 0;
+  while (start < count) {
+    const first = offsets[start];
+    // The last key that still ends within the byte budget (offsets never decrease).
+    let lo = start + 1;
+    let hi = Math.min(count, start + BATCH_KEYS);
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (offsets[mid] - first <= BATCH_PACKED_BYTES) lo = mid;
+      else hi = mid - 1;
+    }
+    const end = lo;
+    const filter = handle.ptrOrThrow();
+    const size = offsets[end] - first;
+    arenaReserve(size);
+    HEAPU8.set(bytes.subarray(first, first + size), arena.items);
+    const heap32 = HEAPU32;
+    const at = arena.offsets >>> 2;
+    for (let i = start; i <= end; i++) heap32[at + i - start] = offsets[i] - first;
+    onChunk(filter, end - start, start);
+    start = end;
+  }
+  arenaShrink();
+}
+
+/**
+ * Run onChunk(filter, count, indexBase) over items in chunks, each already
+ * staged in the arena (arena.items, arena.offsets). `handle.ptrOrThrow()` is
+ * called before every chunk because a generator feeding the batch may free
+ * the filter.
+ */
+export function runBatch(handle, items, what, onChunk, packed = packedKeys(items, what)) {
+  joinedAsciiLikely = true;
+  if (packed !== null) {
+    runPacked(handle, packed, onChunk);
+    return;
+  }
+  if (items === null || items === undefined || (typeof items !== 'object' && typeof items !== 'string') ||
+    typeof items[Symbol.iterator] !== 'function') {
+    throw new TypeError(`${what} must be an iterable of strings or Uint8Arrays, or packed keys { bytes, offsets }`);
+  }
+  if (typeof items === 'string') throw new TypeError(`${what} must be an iterable of items, not a single string`);
+  if (Array.isArray(items)) {
+    const total = items.length;
+    let start = 0;
+    while (start < total) {
+      let end = start;
+      let units = 0;
+      while (end < total && end - start < BATCH_KEYS) {
+        const item = items[end];
+        const n = item === null || item === undefined ? 0 : item.length | 0;
+        if (end > start && units + n > BATCH_UNITS) break;
+        units += n;
+        end++;
+      }
+      const filter = handle.ptrOrThrow();
+      onChunk(filter, packChunk(items, start, end, what, start), start);
+      start = end;
+    }
+  } else {
+    const chunk = [];
+    let units = 0;
+    let seen = 0;
+    const flush = () => {
+      const filter = handle.ptrOrThrow();
+      const indexBase = seen - chunk.length;
+      onChunk(filter, packChunk(chunk, 0, chunk.length, what, indexBase), indexBase);
+      chunk.length = 0;
+      units = 0;
+    };
+    for (const item of items) {
+      const n = item === null || item === undefined ? 0 : item.length | 0;
+      if (chunk.length === BATCH_KEYS || (chunk.length > 0 && units + n > BATCH_UNITS)) flush();
+      chunk.push(item);
+      units += n;
+      seen++;
+    }
+    if (chunk.length > 0) flush();
+  }
+  arenaShrink();
+}
