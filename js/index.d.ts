@@ -51,7 +51,7 @@ export type BloomgateErrorCode =
   | 'E_ARG' | 'E_RANGE' | 'E_NOMEM' | 'E_TOO_LARGE' | 'E_TRUNCATED' | 'E_MAGIC'
   | 'E_VERSION' | 'E_HEADER' | 'E_TRAILING' | 'E_CHECKSUM' | 'E_KIND' | 'E_KEY_ENCODING'
   | 'E_HASH' | 'E_PAYLOAD' | 'E_INCOMPATIBLE' | 'E_BUFFER' | 'E_METADATA'
-  | 'E_URL' | 'E_FULL' | 'E_UNSUPPORTED' | 'E_NOT_FOUND' | 'E_STATIC'
+  | 'E_URL' | 'E_FULL' | 'E_UNSUPPORTED' | 'E_NOT_FOUND' | 'E_STATIC' | 'E_DELTA_BASE' | 'E_DELTA'
   | 'E_FREED' | 'E_INTEGRITY' | 'E_FETCH' | 'E_NOT_READY' | 'E_ESCALATION' | 'E_TIMEOUT'
   | 'E_WASM' | 'E_CSP'
   | (string & {});

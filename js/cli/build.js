@@ -15,11 +15,13 @@ import { AtomicOutput } from './output.js';
 import { StoreWriter } from './store-writer.js';
 import { formatBytes, formatCount, Progress } from './progress.js';
 import { FORMATS, KEY_ENCODING, RecordReader, STORE_HASH } from './records.js';
+import { KIND_IDS } from '../names.js';
 import { defaultShards, FUSE_KINDS, FusePart, isSharded, SHARD_KEYS, SHARD_OPTIONS, shardOptions, ShardedFuse } from './fuse-shards.js';
 import { DigestKeyFilter } from './digest-keys.js';
 import { fileIdentity, refuseToOverwrite, sameFile } from './overwrite.js';
 
-export const KINDS = ['classic', 'blocked', 'fuse', 'fuse8', 'fuse16', 'counting', 'scalable', 'cuckoo'];
+// The core's kinds (BG_KIND_LIST), with 'fuse' (fuse8 or fuse16 by the error rate) before its two widths.
+export const KINDS = [...KIND_IDS.keys()].flatMap((name) => (name === 'fuse8' ? ['fuse', name] : [name]));
 
 const OPTIONS = {
   output: { type: 'string', short: 'o' },

@@ -14,13 +14,15 @@
 // 'sha1' (tests/js/native-build.test.mjs and build-speed.test.mjs compare).
 // A fuse filter may also be built in one pass over its input and get its
 // capacity (the key count) afterwards: setCapacity().
+import { headerOffset, KEY_ENCODING_IDS } from '../names.js';
 import * as wasm from '../wasm/index.js';
 
-const KEY_ENCODING_OFFSET = 21; // docs/FORMAT.md: the header's key_encoding byte
-const CAPACITY_OFFSET = 40; // the header's capacity (u64, little-endian)
-const CHECKSUM_OFFSET = 8;
-const CHECKSUM_COVERS = 16; // the checksum covers bytes [16, end)
-const ENCODINGS = { utf8: 0, sha1: 1 };
+// Header fields this file rewrites (docs/FORMAT.md, BG_HEADER_FIELDS).
+const KEY_ENCODING_OFFSET = headerOffset('keyEncoding');
+const CAPACITY_OFFSET = headerOffset('capacity'); // u64, little-endian
+const CHECKSUM_OFFSET = headerOffset('checksum');
+const CHECKSUM_COVERS = headerOffset('version'); // the checksum covers bytes [16, end)
+const ENCODINGS = { utf8: KEY_ENCODING_IDS.get('utf8'), sha1: KEY_ENCODING_IDS.get('sha1') };
 
 export class DigestKeyFilter {
   #filter;

@@ -1,6 +1,8 @@
 // Exit codes and the one-line error report every CLI failure ends in.
 // Codes follow BSD sysexits(3), so shell scripts can tell a typo from bad data
 // from a missing file without parsing messages.
+import { STATUSES } from '../wasm/contract.js';
+
 
 export const EXIT = Object.freeze({
   OK: 0,
@@ -25,15 +27,13 @@ export class CliError extends Error {
 export const usageError = (message) => new CliError(message, 'E_USAGE', EXIT.USAGE);
 export const inputError = (message) => new CliError(message, 'E_INPUT', EXIT.DATA);
 
-// Library codes that mean "the file or data is bad", as opposed to a bug.
-const DATA_CODES = new Set([
-  'E_TRUNCATED', 'E_MAGIC', 'E_VERSION', 'E_HEADER', 'E_TRAILING', 'E_CHECKSUM', 'E_KIND',
-  'E_KEY_ENCODING', 'E_HASH', 'E_PAYLOAD', 'E_INCOMPATIBLE', 'E_METADATA', 'E_INPUT', 'E_URL',
-  'E_UNSUPPORTED', 'E_STATIC', 'E_FULL', 'E_ORDER', 'E_INDEX', 'E_TOO_LARGE',
+// The core's status codes carry a class (src/bloomgate.h, BG_STATUS_LIST) that
+// decides the exit code; the JavaScript layers' own codes are listed here.
+const EXIT_BY_CLASS = { data: EXIT.DATA, usage: EXIT.USAGE, resource: EXIT.NO_MEMORY, internal: EXIT.INTERNAL };
+const EXIT_BY_CODE = new Map([
+  ...STATUSES.map((status) => [status.name, EXIT_BY_CLASS[status.class]]),
+  ['E_INPUT', EXIT.DATA], ['E_ORDER', EXIT.DATA], ['E_INDEX', EXIT.DATA],
 ]);
-// Library codes caused by the numbers the user typed. (E_TOO_LARGE is data in every command:
-// a file that claims a size past the limits; build maps its own sizing failures itself.)
-const USAGE_CODES = new Set(['E_RANGE']);
 
 const SYSTEM_REASONS = {
   ENOENT: 'no such file or directory',
@@ -76,8 +76,7 @@ export function quote(text) {
 export function describeError(error) {
   if (error instanceof CliError) return { message: error.message, code: error.code, exitCode: error.exitCode };
   if (error && error.name === 'BloomgateError' && typeof error.code === 'string') {
-    const exitCode = DATA_CODES.has(error.code) ? EXIT.DATA : USAGE_CODES.has(error.code) ? EXIT.USAGE
-      : error.code === 'E_NOMEM' ? EXIT.NO_MEMORY : EXIT.INTERNAL;
+    const exitCode = EXIT_BY_CODE.get(error.code) ?? EXIT.INTERNAL;
     return { message: stripCode(error.message, error.code), code: error.code, exitCode };
   }
   const message = firstLine(error && error.message ? error.message : String(error)) || 'unknown error';
