@@ -164,6 +164,16 @@ int main(int argc, char **argv) {
   printf("  };\n}\n");
   printf("export const INFO_SLOTS = %d;\nexport const INFO_BYTES = %d;\n\n", slot, byte);
 
+  slot = 0;
+  byte = 0;
+  printf("/** bg_delta_info as bgw_delta_peek flattens it. */\n");
+  printf("export function readDeltaInfo(f, at, b, bAt) {\n  return {\n");
+#define READ_DELTA(name, type) put_reader_field(#name, #type, &slot, &byte, strcmp(#type, "bytes16") == 0 ? 16 : 0);
+  BG_DELTA_INFO_FIELDS(READ_DELTA)
+#undef READ_DELTA
+  printf("  };\n}\n");
+  printf("export const DELTA_INFO_SLOTS = %d;\nexport const DELTA_INFO_BYTES = %d;\n\n", slot, byte);
+
   printf("/** Layout of bg_url_match (bg_filter_match_url's result). */\n");
   printf("export const URL_MATCH = Object.freeze({ size: %zu, count: %zu, maybe: %zu, offsets: %zu, digests: %zu });\n\n",
          sizeof(bg_url_match), offsetof(bg_url_match, count), offsetof(bg_url_match, maybe),

@@ -203,6 +203,23 @@ typedef enum {
   X(theoretical_error_rate, f64) \
   X(list_id, bytes16)
 
+/*
+ * What a delta file says about itself (bg_delta_peek, the bg_delta_info
+ * struct of bloomgate_delta.h): X(name, type), flattened in this order.
+ */
+#define BG_DELTA_INFO_FIELDS(X) \
+  X(version, u32)               \
+  X(list_id, bytes16)           \
+  X(base_generation, u64)       \
+  X(base_length, u64)           \
+  X(base_checksum, u64)         \
+  X(target_generation, u64)     \
+  X(target_length, u64)         \
+  X(target_checksum, u64)       \
+  X(changed_bits, u64)          \
+  X(appended_bytes, u64)        \
+  X(delta_length, u64)
+
 /* ------------------------------------------------------------------------ */
 /* Limits. Every size product is checked against these before allocation.   */
 /* ------------------------------------------------------------------------ */

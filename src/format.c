@@ -7,6 +7,13 @@
  * checksum, and only then the fields whose meaning depends on the kind.
  */
 #define XXH_INLINE_ALL
+/*
+ * The checksum's XXH3 without xxHash's forced inlining: the compiler still
+ * inlines the stripe loop, the rest stays out of line. Measured in wasm: the
+ * module 4.0 KB smaller (gzip 40,398 -> 39,443 bytes with delta.c) for a
+ * checksum 10% slower (9.5 -> 8.7 GB/s over 12 MB), under 3% of a load.
+ */
+#define XXH_NO_INLINE_HINTS 1
 #include <xxhash.h>
 
 #include "kind.h"

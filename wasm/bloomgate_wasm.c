@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bloomgate.h"
+#include "bloomgate_delta.h"
 #include "contract.h"
 
 _Static_assert(sizeof(bg_sha256_ctx) == BG__SHA256_CTX_SIZE, "js/wasm/contract.js allocates BG__SHA256_CTX_SIZE bytes");
@@ -120,4 +121,16 @@ void bgw_file_hasher_digest(const bg_file_hasher *hasher, uint32_t *out) {
   uint64_t digest = bg_file_hasher_digest(hasher);
   out[0] = (uint32_t)digest;
   out[1] = (uint32_t)(digest >> 32);
+}
+
+/* bg_delta_info flattened by BG_DELTA_INFO_FIELDS. */
+int bgw_delta_peek(const uint8_t *delta, size_t len, double *out, uint8_t *bytes) {
+  bg_delta_info info;
+  bg_status rc = bg_delta_peek(delta, len, &info);
+  if (rc != BG_OK) return rc;
+  size_t slot = 0, byte = 0;
+#define FLAT_DELTA(name, type) BG__FLAT_##type(info.name, out, slot, bytes, byte);
+  BG_DELTA_INFO_FIELDS(FLAT_DELTA)
+#undef FLAT_DELTA
+  return rc;
 }

@@ -140,6 +140,25 @@ export function readInfo(f, at, b, bAt) {
 export const INFO_SLOTS = 25;
 export const INFO_BYTES = 16;
 
+/** bg_delta_info as bgw_delta_peek flattens it. */
+export function readDeltaInfo(f, at, b, bAt) {
+  return {
+    version: f[at + 0],
+    listId: b.slice(bAt + 0, bAt + 16),
+    baseGeneration: u64(f[at + 1], f[at + 2]),
+    baseLength: u64(f[at + 3], f[at + 4]),
+    baseChecksum: u64(f[at + 5], f[at + 6]),
+    targetGeneration: u64(f[at + 7], f[at + 8]),
+    targetLength: u64(f[at + 9], f[at + 10]),
+    targetChecksum: u64(f[at + 11], f[at + 12]),
+    changedBits: u64(f[at + 13], f[at + 14]),
+    appendedBytes: u64(f[at + 15], f[at + 16]),
+    deltaLength: u64(f[at + 17], f[at + 18]),
+  };
+}
+export const DELTA_INFO_SLOTS = 19;
+export const DELTA_INFO_BYTES = 16;
+
 /** Layout of bg_url_match (bg_filter_match_url's result). */
 export const URL_MATCH = Object.freeze({ size: 1092, count: 0, maybe: 4, offsets: 8, digests: 132 });
 
@@ -184,4 +203,7 @@ export const EXPORTS = Object.freeze([
   'bgw_hash',
   'bgw_file_hasher_digest',
   'bgw_filter_deserialize_owned_checked',
+  'bg_delta_encode',
+  'bg_delta_apply',
+  'bgw_delta_peek',
 ]);

@@ -6,6 +6,7 @@
  *   staging.js   keys and batches into wasm memory
  *   buffers.js   streaming buffers, checksums and digests
  *   calls.js     one thin call per verb
+ *   deltas.js    .bgd deltas between generations
  * This file is the folder's interface for the rest of js/.
  */
 export {
@@ -23,3 +24,4 @@ export {
   filterMetadataText, filterRemove, filterRemoveKey, filterSeal, filterSerialize, filterSetIdentity,
   filterSetMetadata, filterToClassic, hashWords, urlCanonicalize, urlExpressions,
 } from './calls.js';
+export { applyDelta, deltaInfo, encodeDelta } from './deltas.js';

@@ -1,0 +1,32 @@
+// The size budget (issue 11): what a browser downloads. The module must stay
+// within 40,000 bytes gzip -9; the library's JavaScript, bundled and minified
+// for the browser without the module, within 24,000. Sizes are deterministic,
+// so this is a test; speed is measured by bench/, never here.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+export const WASM_GZIP_BUDGET = 40_000;
+export const JS_GZIP_BUDGET = 24_000;
+
+test(`wasm/bloomgate.wasm is at most ${WASM_GZIP_BUDGET} bytes gzip -9`, (t) => {
+  const size = gzipSync(readFileSync(`${root}/wasm/bloomgate.wasm`), { level: 9 }).length;
+  t.diagnostic(`wasm: ${size} bytes gzip -9 of ${WASM_GZIP_BUDGET}`);
+  assert.ok(size <= WASM_GZIP_BUDGET, `wasm is ${size} bytes gzip -9, over the budget of ${WASM_GZIP_BUDGET}`);
+});
+
+test(`the JavaScript a browser loads is at most ${JS_GZIP_BUDGET} bytes gzip -9 (bundled, minified, without the module)`, async (t) => {
+  const result = await build({
+    entryPoints: [`${root}/js/entry.js`], bundle: true, minify: true, format: 'esm', platform: 'browser',
+    external: ['#wasm-bytes'], write: false, logLevel: 'silent',
+  });
+  const code = result.outputFiles[0].contents;
+  const size = gzipSync(code, { level: 9 }).length;
+  t.diagnostic(`js: ${code.length} bytes minified, ${size} gzip -9 of ${JS_GZIP_BUDGET}`);
+  assert.ok(size <= JS_GZIP_BUDGET, `the library's JavaScript is ${size} bytes gzip -9, over the budget of ${JS_GZIP_BUDGET}`);
+  assert.doesNotMatch(new TextDecoder().decode(code), /node:fs|node:path/, 'no Node built-ins reach the browser');
+});
