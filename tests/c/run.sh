@@ -1,6 +1,6 @@
 #!/bin/sh
 # npm run test:c — the C tests under AddressSanitizer and UndefinedBehaviorSanitizer,
-# then (when BG_FUZZ_SECONDS > 0) each libFuzzer target (reader, URL canonicalizer) for that many seconds.
+# then (when BG_FUZZ_SECONDS > 0) each libFuzzer target (reader, URL canonicalizer, delta reader) for that many seconds.
 #   sh tests/c/run.sh                      # unit tests, golden files
 #   BG_FUZZ_SECONDS=60 sh tests/c/run.sh   # and a minute of fuzzing (CI)
 # Exits non-zero on any failure.
@@ -32,18 +32,22 @@ esac
 if [ "$fuzz_seconds" -gt 0 ]; then
   # shellcheck disable=SC2086
   cmake -S . -B build/fuzz $generator -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBG_FUZZ=ON -DBG_TESTS=OFF
-  cmake --build build/fuzz -j "$jobs" --target fuzz_reader fuzz_url
+  cmake --build build/fuzz -j "$jobs" --target fuzz_reader fuzz_url fuzz_delta
   # Fuzz copies: libFuzzer adds what it finds to the corpus directory it is given.
   work=$(mktemp -d "${TMPDIR:-/tmp}/bloomgate-fuzz.XXXXXX")
   trap 'rm -rf "$work"' EXIT INT TERM
-  mkdir -p "$work/reader" "$work/url" build/fuzz/artifacts
+  mkdir -p "$work/reader" "$work/url" "$work/delta" build/fuzz/artifacts
   cp tests/fuzz/corpus/* tests/fuzz/regressions/* "$work/reader"/
   cp tests/fuzz/url_corpus/* "$work/url"/
+  cp tests/fuzz/delta_corpus/* "$work/delta"/
   echo "== fuzzing the reader for ${fuzz_seconds}s in build/fuzz"
   build/fuzz/tests/fuzz/fuzz_reader -max_total_time="$fuzz_seconds" -dict=tests/fuzz/bgf.dict \
     -artifact_prefix=build/fuzz/artifacts/ -print_final_stats=1 "$work/reader"
   echo "== fuzzing the URL canonicalizer for ${fuzz_seconds}s in build/fuzz"
   build/fuzz/tests/fuzz/fuzz_url -max_total_time="$fuzz_seconds" \
     -artifact_prefix=build/fuzz/artifacts/url- -print_final_stats=1 "$work/url"
+  echo "== fuzzing the delta reader for ${fuzz_seconds}s in build/fuzz"
+  build/fuzz/tests/fuzz/fuzz_delta -max_total_time="$fuzz_seconds" \
+    -artifact_prefix=build/fuzz/artifacts/delta- -print_final_stats=1 "$work/delta"
   echo "fuzzers finished: no crash in ${fuzz_seconds}s each (crash inputs would be in build/fuzz/artifacts/)"
 fi
