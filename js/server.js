@@ -213,7 +213,15 @@ export async function createReferenceServer(options = {}) {
       return text(res, 404, 'not found');
     }
     if (!info.isFile()) return text(res, 404, 'not found');
-    sendFile(res, 200, { 'content-type': CONTENT_TYPES[extname(path)] ?? 'application/octet-stream', 'content-length': info.size, 'cache-control': 'no-cache' }, path);
+    // A validator, so revalidation (openFilter's If-None-Match on manifest.json) costs a 304, not the file.
+    const etag = `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}-${info.ino.toString(16)}"`;
+    const headers = { 'content-type': CONTENT_TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-cache', etag };
+    const match = res.req.headers['if-none-match'];
+    if (match !== undefined && match.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')) {
+      res.writeHead(304, { ...CORS, ...ALWAYS, ...headers });
+      return res.end();
+    }
+    sendFile(res, 200, { ...headers, 'content-length': info.size }, path);
   }
 
   async function route(req, res) {

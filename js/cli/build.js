@@ -18,6 +18,7 @@ import { FORMATS, KEY_ENCODING, RecordReader, STORE_HASH } from './records.js';
 import { KIND_IDS } from '../names.js';
 import { defaultShards, FUSE_KINDS, FusePart, isSharded, SHARD_KEYS, SHARD_OPTIONS, shardOptions, ShardedFuse } from './fuse-shards.js';
 import { DigestKeyFilter } from './digest-keys.js';
+import { loadFilterFile } from './filter-file.js';
 import { fileIdentity, refuseToOverwrite, sameFile } from './overwrite.js';
 
 // The core's kinds (BG_KIND_LIST), with 'fuse' (fuse8 or fuse16 by the error rate) before its two widths.
@@ -27,6 +28,7 @@ const OPTIONS = {
   output: { type: 'string', short: 'o' },
   store: { type: 'string' },
   'list-id': { type: 'string' },
+  like: { type: 'string' },
   generation: { type: 'string' },
   capacity: { type: 'string' },
   'error-rate': { type: 'string' },
@@ -77,6 +79,9 @@ export function buildOptions(argv) {
     listId: values['list-id'] !== undefined ? values['list-id'].toLowerCase()
       : values.store !== undefined ? randomBytes(16).toString('hex') : undefined,
     generation: values.generation === undefined ? 0 : parseNonNegativeInteger('generation', values.generation),
+    like: values.like,
+    given: { kind: values.kind !== undefined, capacity: values.capacity !== undefined, errorRate: values['error-rate'] !== undefined,
+      seed: values.seed !== undefined, listId: values['list-id'] !== undefined, generation: values.generation !== undefined },
     minCount: format !== 'hibp' ? 0 : values['min-count'] === undefined ? DEFAULT_MIN_COUNT : parseNonNegativeInteger('min-count', values['min-count']),
     description: values.description,
     created: values.created ? createdTimestamp() : undefined,
@@ -95,6 +100,7 @@ export async function run(argv) {
   // The modules a build needs, not the whole package (index.js): ~10 ms less start-up.
   const { BloomFilter } = await import('../filter.js');
   const { init } = await import('../wasm/index.js');
+  if (options.like !== undefined) await likePrevious(BloomFilter, options);
   const progress = new Progress({ enabled: options.progress });
   const input = await openInput(options.input, { directories: options.format === 'hibp' });
   if (input.isDirectory) options.directoryFiles = input.fileCount;
@@ -173,6 +179,11 @@ export async function run(argv) {
     const reader = new RecordReader(options.format, { ...options, onKey, onKeys: options.format === 'hibp' ? keyBatches(target, store) : null });
     await readRecords(input, reader, progress, 'adding');
     progress.clear();
+    if (options.like !== undefined && reader.items > capacity) {
+      throw new CliError(`${formatCount(reader.items)} items do not fit the geometry of ${quote(options.like)} ` +
+        `(capacity ${formatCount(capacity)} at error rate ${options.errorRate}): the next generation would miss its target rate. ` +
+        'Start a new list with a larger --capacity (leave headroom for growth: 1.5x the items of its first generation)', 'E_CAPACITY', EXIT.DATA);
+    }
     if (!counted) filter = await withMetadata(BloomFilter, filter, options, capacity, describeBuild(input, options, reader));
     if (countAfter) filter.setCapacity(Math.max(1, reader.items));
     let fileBytes;
@@ -201,6 +212,43 @@ export async function run(argv) {
     filter?.free();
     await input.close();
   }
+}
+
+/** The key encoding each input format builds. */
+const FORMAT_ENCODING = { lines: 'utf8', hibp: 'sha1', urls: 'url' };
+
+/**
+ * --like PREVIOUS.bgf: the next generation of the same list, in the same
+ * geometry (kind, capacity and error rate, hence m and k; seed; key encoding;
+ * list id) at generation + 1, so a delta from the previous file stays small.
+ * Options that contradict the previous file are usage errors.
+ */
+async function likePrevious(BloomFilter, options) {
+  const previous = await loadFilterFile(BloomFilter, options.like);
+  let stats;
+  try {
+    stats = previous.stats();
+  } finally {
+    previous.free();
+  }
+  const where = `--like ${quote(options.like)}`;
+  if (stats.kind === 'fuse8' || stats.kind === 'fuse16') {
+    throw usageError(`${where}: a fuse filter is rebuilt whole for each generation (its layout depends on every key); build it with --list-id and --generation instead`);
+  }
+  if (/^0+$/.test(stats.listId)) throw usageError(`${where}: that filter names no list; build generation 0 with --list-id HEX32 (or --store) first`);
+  if (stats.keyEncoding !== FORMAT_ENCODING[options.format]) {
+    throw usageError(`${where}: that filter uses key encoding ${stats.keyEncoding}; --format ${options.format} builds ${FORMAT_ENCODING[options.format]}`);
+  }
+  const inherited = { kind: stats.kind, capacity: stats.capacity, errorRate: stats.errorRate, seed: stats.seed, listId: stats.listId };
+  for (const [field, value] of Object.entries(inherited)) {
+    if (options.given[field] && String(options[field]) !== String(value)) {
+      throw usageError(`${where}: ${field} ${options[field]} contradicts the previous generation's ${value} (leave it out to inherit it)`);
+    }
+    options[field] = value;
+  }
+  if (options.given.generation) {
+    if (options.generation <= stats.generation) throw usageError(`${where}: --generation ${options.generation} must be above the previous generation ${stats.generation}`);
+  } else options.generation = stats.generation + 1;
 }
 
 /**

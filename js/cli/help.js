@@ -22,6 +22,9 @@ Usage:
   bloomgate compact counting.bgf -o out.bgf        publish a counting filter as a classic one
   bloomgate serve [--filter NAME=F.bgf] [...]      reference server: filters, /range, /hashes
   bloomgate export-ranges store.bgs -o DIR         the exact store as static range files
+  bloomgate diff OLD.bgf NEW.bgf -o DELTA.bgd      the delta from one generation to the next
+  bloomgate patch OLD.bgf DELTA.bgd -o NEW.bgf     apply a delta (checked against its target)
+  bloomgate publish NEW.bgf --dir SITE [--keep N]  a static filter site: file, deltas, manifest.json
   bloomgate <command> --help                       options of one command
   bloomgate --version                              print the version
 
@@ -62,6 +65,11 @@ Options:
                          otherwise unnamed, all zero)
   --generation N         a number to raise with each rebuild of the same list,
                          stored in the filter and the store (default 0)
+  --like PREVIOUS.bgf    the next generation of PREVIOUS's list: its kind,
+                         capacity, error rate, seed and list id, generation + 1,
+                         so 'bloomgate diff' makes a small delta; an error when
+                         the items outgrow its capacity (leave headroom: build
+                         generation 0 for ~1.5x its items). Not for fuse kinds
   --min-count C          hibp: skip rows whose COUNT is below C (default 1, which
                          drops the count-0 padding rows of the HIBP range API)
   --kind K               classic (default), blocked (fastest queries), fuse
@@ -116,6 +124,56 @@ Filters built with --format hibp take plaintext passwords.
 Options:
   --json        print a JSON array of {"item": ..., "maybe": true|false}
   -h, --help    this help
+
+${EXIT_CODES_TEXT}
+`,
+  diff: `Usage: bloomgate diff OLD.bgf NEW.bgf -o DELTA.bgd
+
+Write the delta (.bgd, docs/FORMAT.md) that turns OLD into NEW: two
+generations of one list in one geometry (build NEW with --like OLD). The
+delta names OLD exactly (list id, generation, length, checksum) and NEW's
+checksum, so it applies to nothing else and its result is verified.
+
+Options:
+  -o, --output FILE   the .bgd file to write (required; written atomically)
+  -q, --quiet         no summary on stderr
+  -h, --help          this help
+
+${EXIT_CODES_TEXT}
+`,
+  patch: `Usage: bloomgate patch OLD.bgf DELTA.bgd -o NEW.bgf
+
+Apply a delta to the generation it names. The result is checked against the
+target checksum the delta carries and validated like any filter file; a delta
+for another base is E_DELTA_BASE, a damaged one E_DELTA or E_CHECKSUM (exit 65),
+and nothing is written.
+
+Options:
+  -o, --output FILE   the .bgf file to write (required; written atomically)
+  -q, --quiet         no summary on stderr
+  -h, --help          this help
+
+${EXIT_CODES_TEXT}
+`,
+  publish: `Usage: bloomgate publish NEW.bgf --dir SITE [--keep N] [--min-refresh SECONDS]
+
+Add a generation to a static filter site that any web server (or 'bloomgate
+serve --dir SITE') serves and openFilter() reads: SITE/filter-G.bgf, a delta
+from each of the last N generations to G (delta-F-G.bgd, kept only when it is
+smaller than half the file), and SITE/manifest.json (docs/FORMAT.md,
+"Publication manifest"), written last and atomically, so a reader never sees
+a manifest naming files that are not there yet. Files of generations older
+than the last N are removed after the new manifest is in place.
+
+NEW must name a list (build it with --like, --list-id or --store) and be a
+later generation of the list the site already holds.
+
+Options:
+  --dir DIR             the site directory (created when missing)
+  --keep N              generations to keep deltas from (default 3)
+  --min-refresh SECONDS how long clients wait between manifest checks (default 3600)
+  -q, --quiet           no summary on stderr
+  -h, --help            this help
 
 ${EXIT_CODES_TEXT}
 `,

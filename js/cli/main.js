@@ -12,6 +12,9 @@ const COMMANDS = {
   compact: () => import('./compact.js'),
   serve: () => import('./serve.js'),
   'export-ranges': () => import('./export-ranges.js'),
+  diff: () => import('./diff.js'),
+  patch: () => import('./patch.js'),
+  publish: () => import('./publish.js'),
 };
 
 export function version() {
