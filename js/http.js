@@ -64,20 +64,24 @@ export function parseRetryAfter(value, now = Date.now()) {
  * @param {string} url
  * @param {{ fetch: typeof fetch, signal?: AbortSignal, timeoutMs: number, limit: number,
  *           headers?: Record<string, string>, what: string, endpoint: string,
- *           passStatuses?: Set<number> }} options
+ *           passStatuses?: Set<number>, binary?: boolean, code?: string, bodyCode?: string }} options
  *   `endpoint` keys the Retry-After back-off; a status in `passStatuses` is
  *   returned to the caller (who decides what it means) with an empty text
- *   instead of thrown.
- * @returns {Promise<{ status: number, text: string }>}
+ *   instead of thrown. `binary` gives the body as `bytes` instead of text.
+ *   Failures are BloomgateError `code` (default E_ESCALATION; timeouts are
+ *   E_TIMEOUT), a body past `limit` or not UTF-8 `bodyCode` (default `code`).
+ * @returns {Promise<{ status: number, text: string, bytes?: Uint8Array, headers: Headers }>}
  */
 export async function privateGet(url, options) {
   const { fetch: fetchImpl, signal, timeoutMs, limit, what, endpoint } = options;
+  const code = options.code ?? 'E_ESCALATION';
+  const bodyCode = options.bodyCode ?? code;
   if (typeof fetchImpl !== 'function') throw new TypeError(`no fetch available for the ${what} request; pass options.fetch`);
   checkTimeout(timeoutMs, `${what} request`);
   const waitUntil = retryNotBefore.get(endpoint);
   if (waitUntil !== undefined) {
     if (Date.now() < waitUntil) {
-      throw new BloomgateError('E_ESCALATION',
+      throw new BloomgateError(code,
         `${what} endpoint asked clients to wait (Retry-After) until ${new Date(waitUntil).toISOString()}; not asking before then`);
     }
     retryNotBefore.delete(endpoint);
@@ -97,31 +101,37 @@ export async function privateGet(url, options) {
       if (controller.signal.aborted) throw timeout; // a stalled head times out like a stalled body
       // Browsers say only "Failed to fetch" for a network error and for a CORS refusal alike.
       const hint = error instanceof TypeError ? ' (a network error, or a cross-origin reply without Access-Control-Allow-Origin)' : '';
-      throw new BloomgateError('E_ESCALATION', `${what} request to ${url} failed: ${error?.message ?? error}${hint}`, { cause: error });
+      throw new BloomgateError(code, `${what} request to ${url} failed: ${error?.message ?? error}${hint}`, { cause: error });
     }
-    if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
+    const passed = options.passStatuses?.has(response.status) === true; // e.g. 304 Not Modified: not a redirect
+    if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400 && !passed)) {
       discard(response);
       const to = response.headers.get('location');
-      throw new BloomgateError('E_ESCALATION',
-        `${what} endpoint ${url} answered with a redirect${to ? ` to ${to}` : ''}; escalations follow no redirects (point the URL at the final location)`);
+      throw new BloomgateError(code,
+        `${what} endpoint ${url} answered with a redirect${to ? ` to ${to}` : ''}; bloomgate's requests follow no redirects (point the URL at the final location)`);
     }
     if (response.status === 429 || response.status === 503) {
       const waitMs = parseRetryAfter(response.headers.get('retry-after'));
       if (waitMs !== null && waitMs > 0) retryNotBefore.set(endpoint, Date.now() + waitMs);
       discard(response);
-      throw new BloomgateError('E_ESCALATION',
+      throw new BloomgateError(code,
         `${what} endpoint answered HTTP ${response.status}${waitMs ? `, retry after ${Math.ceil(waitMs / 1000)} s` : ''}`);
     }
-    if (options.passStatuses?.has(response.status)) {
+    if (passed) {
       discard(response);
-      return { status: response.status, text: '' };
+      return { status: response.status, text: '', headers: response.headers };
     }
     if (response.status !== 200) {
       discard(response);
-      throw new BloomgateError('E_ESCALATION', `${what} endpoint ${url} answered HTTP ${response.status}`);
+      throw new BloomgateError(code, `${what} endpoint ${url} answered HTTP ${response.status}`);
     }
-    const text = await readLimited(response, limit, signal, controller.signal, timeout, what);
-    return { status: 200, text };
+    const bytes = await readLimited(response, limit, signal, controller.signal, timeout, what, code, bodyCode);
+    if (options.binary) return { status: 200, text: '', bytes, headers: response.headers };
+    try {
+      return { status: 200, text: new TextDecoder('utf-8', { fatal: true }).decode(bytes), headers: response.headers };
+    } catch {
+      throw new BloomgateError(bodyCode, `${what} reply is not valid UTF-8 text`);
+    }
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
@@ -132,13 +142,13 @@ function discard(response) {
   response.body?.cancel().catch(() => {});
 }
 
-async function readLimited(response, limit, signal, timeoutSignal, timeout, what) {
+async function readLimited(response, limit, signal, timeoutSignal, timeout, what, code, bodyCode) {
   const declared = Number(response.headers.get('content-length'));
   if (declared > limit) {
     discard(response);
-    throw new BloomgateError('E_ESCALATION', `${what} reply of ${declared} bytes exceeds the ${limit}-byte limit`);
+    throw new BloomgateError(bodyCode, `${what} reply of ${declared} bytes exceeds the ${limit}-byte limit`);
   }
-  if (!response.body) return '';
+  if (!response.body) return new Uint8Array(0);
   const reader = response.body.getReader();
   const chunks = [];
   let total = 0;
@@ -147,7 +157,7 @@ async function readLimited(response, limit, signal, timeoutSignal, timeout, what
       const { done, value } = await reader.read();
       if (done) break;
       total += value.byteLength;
-      if (total > limit) throw new BloomgateError('E_ESCALATION', `${what} reply exceeds the ${limit}-byte limit`);
+      if (total > limit) throw new BloomgateError(bodyCode, `${what} reply exceeds the ${limit}-byte limit`);
       chunks.push(value);
     }
   } catch (error) {
@@ -155,7 +165,7 @@ async function readLimited(response, limit, signal, timeoutSignal, timeout, what
     if (signal?.aborted) throw signal.reason;
     if (timeoutSignal.aborted) throw timeout;
     if (error instanceof BloomgateError) throw error;
-    throw new BloomgateError('E_ESCALATION', `${what} reply could not be read: ${error?.message ?? error}`, { cause: error });
+    throw new BloomgateError(code, `${what} reply could not be read: ${error?.message ?? error}`, { cause: error });
   }
   const bytes = new Uint8Array(total);
   let at = 0;
@@ -163,9 +173,5 @@ async function readLimited(response, limit, signal, timeoutSignal, timeout, what
     bytes.set(chunk, at);
     at += chunk.byteLength;
   }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw new BloomgateError('E_ESCALATION', `${what} reply is not valid UTF-8 text`);
-  }
+  return bytes;
 }
