@@ -1,8 +1,11 @@
 /*
- * test_counting.c — the counting Bloom filter (kind 5): the error rate at
- * capacity, removals of other items without false negatives, removal of an
- * item never added, saturation, export to a classic filter, merge, the file
- * round trip and the exact codes for corrupt files. Public API only.
+ * test_counting.c — the counting Bloom filter (kind 5): its sizing and the
+ * error rate at capacity, removals of other items without false negatives,
+ * removal of an item never added, saturation (in memory, through a merge and
+ * through a file), export to a classic filter, and the exact codes for
+ * corrupt files. Public API only. Batches, round trips (removals on loaded
+ * filters included), clear, merge rules and corruption in general are
+ * test_conformance.c's.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -77,36 +80,6 @@ static void test_error_rate(double p) {
   bg_filter_free(f);
 }
 
-/* Batches give the same counters and the same answers as single calls. */
-static void test_batches(void) {
-  enum { N = 5000 };
-  bg_filter *single = make(N, 0.01, 7), *batched = make(N, 0.01, 7);
-  REQUIRE(single && batched);
-  add_range(single, "b_", 0, N);
-  uint8_t *items = malloc(N * 16);
-  uint32_t offsets[N + 1];
-  REQUIRE(items != NULL);
-  offsets[0] = 0;
-  for (long i = 0; i < N; i++) offsets[i + 1] = offsets[i] + (uint32_t)key_name((char *)items + offsets[i], 16, "b_", i);
-  CHECK_STATUS(bg_filter_add_many(batched, items, offsets, N), BG_OK);
-  CHECK(same_file(single, batched));
-  /* Probes: the same keys with a different prefix character are mostly non-members. */
-  for (long i = 0; i < N; i += 2) items[offsets[i]] = 'c';
-  uint8_t results[N];
-  CHECK_STATUS(bg_filter_contains_many(batched, items, offsets, N, results), BG_OK);
-  long mismatches = 0, members = 0;
-  for (long i = 0; i < N; i++) {
-    int one = bg_filter_contains(single, items + offsets[i], offsets[i + 1] - offsets[i]);
-    mismatches += results[i] != one;
-    if (i & 1) members += results[i];
-  }
-  CHECK_EQ_U64(mismatches, 0);
-  CHECK_EQ_U64(members, N / 2);
-  free(items);
-  bg_filter_free(single);
-  bg_filter_free(batched);
-}
-
 /*
  * Removing other items never makes a member disappear. A and B are added
  * interleaved; then B is removed while more A items arrive. Without
@@ -169,13 +142,6 @@ static void test_remove_absent(void) {
   CHECK_EQ_U64(count_present(f, "k", 0, 1000), 1000);
   free(before);
   free(after);
-
-  /* The classic kind cannot delete at all. */
-  bg_filter *classic = NULL;
-  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 100, 0.01, 0, BG_KEY_UTF8, &classic), BG_OK);
-  CHECK_STATUS(bg_filter_add(classic, "x", 1), BG_OK);
-  CHECK_STATUS(bg_filter_remove(classic, "x", 1), BG_E_UNSUPPORTED);
-  bg_filter_free(classic);
   bg_filter_free(f);
 }
 
@@ -272,7 +238,7 @@ static void test_to_classic(void) {
   bg_filter_free(f);
 }
 
-/* Merge adds counters (saturating at 15); it needs the same geometry and seed. */
+/* Merge adds counters (saturating at 15); what must match is test_conformance.c's. */
 static void test_merge(void) {
   enum { N = 10000 };
   bg_filter *a = make(2 * N, 0.01, 1), *b = make(2 * N, 0.01, 1), *both = make(2 * N, 0.01, 1);
@@ -305,17 +271,6 @@ static void test_merge(void) {
   bg_positions(bg_hash("sat", 3, 2), info.m, info.k, pos);
   for (uint32_t i = 0; i < info.k; i++) CHECK_EQ_U64(counter_in(file + 128, pos[i]), 15);
   free(file);
-
-  /* Incompatible: other geometry, other seed, other kind. */
-  bg_filter *small = make(50, 0.01, 2), *seeded = make(100, 0.01, 3), *classic = NULL;
-  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, 100, 0.01, 2, BG_KEY_UTF8, &classic), BG_OK);
-  CHECK_STATUS(bg_filter_merge(x, small), BG_E_INCOMPATIBLE);
-  CHECK_STATUS(bg_filter_merge(x, seeded), BG_E_INCOMPATIBLE);
-  CHECK_STATUS(bg_filter_merge(x, classic), BG_E_INCOMPATIBLE);
-  CHECK_STATUS(bg_filter_merge(classic, x), BG_E_INCOMPATIBLE);
-  bg_filter_free(small);
-  bg_filter_free(seeded);
-  bg_filter_free(classic);
   bg_filter_free(x);
   bg_filter_free(y);
   bg_filter_free(a);
@@ -323,56 +278,25 @@ static void test_merge(void) {
   bg_filter_free(both);
 }
 
-/* serialize -> deserialize / deserialize_owned: same answers, same bytes, still deletable. */
-static void test_round_trip(void) {
-  enum { N = 20000 };
-  bg_filter *f = make(N, 0.001, 1234);
+/* Saturated counters through a file: loaded in place they stay at 15 under removals, like the original's. */
+static void test_saturated_round_trip(void) {
+  bg_filter *f = make(1000, 0.001, 1234);
   REQUIRE(f != NULL);
-  add_range(f, "r", 0, N);
+  add_range(f, "r", 0, 1000);
   for (int i = 0; i < 20; i++) CHECK_STATUS(bg_filter_add(f, "many", 4), BG_OK);
   size_t size;
   uint8_t *file = serialize_copy(f, &size);
   REQUIRE(file != NULL);
-
-  bg_filter *copy = NULL, *owned = NULL;
-  CHECK_STATUS(bg_filter_deserialize(file, size, &copy), BG_OK);
-  uint8_t *buffer = malloc(size);
-  REQUIRE(buffer != NULL && copy != NULL);
-  memcpy(buffer, file, size);
-  CHECK_STATUS(bg_filter_deserialize_owned(buffer, size, &owned), BG_OK);
+  bg_filter *owned = NULL;
+  CHECK_STATUS(bg_filter_deserialize_owned(file, size, &owned), BG_OK);
   REQUIRE(owned != NULL);
-  CHECK(same_file(f, copy));
+  for (int i = 0; i < 20; i++) {
+    CHECK_STATUS(bg_filter_remove(f, "many", 4), BG_OK);
+    CHECK_STATUS(bg_filter_remove(owned, "many", 4), BG_OK);
+  }
+  CHECK(bg_filter_contains(owned, "many", 4) == 1);
   CHECK(same_file(f, owned));
-  char key[48];
-  long differ = 0;
-  for (long i = 0; i < 2 * N; i++) {
-    size_t len = key_name(key, sizeof key, "r", i);
-    int a = bg_filter_contains(f, key, len);
-    differ += a != bg_filter_contains(copy, key, len) || a != bg_filter_contains(owned, key, len);
-  }
-  CHECK_EQ_U64(differ, 0);
-
-  /* The loaded filters keep counting: the same removals leave the same bytes. */
-  for (long i = 0; i < N; i += 3) {
-    size_t len = key_name(key, sizeof key, "r", i);
-    CHECK_STATUS(bg_filter_remove(f, key, len), BG_OK);
-    CHECK_STATUS(bg_filter_remove(copy, key, len), BG_OK);
-    CHECK_STATUS(bg_filter_remove(owned, key, len), BG_OK);
-  }
-  CHECK(same_file(f, copy));
-  CHECK(same_file(f, owned));
-  for (long i = 1; i < N; i += 3) {
-    size_t len = key_name(key, sizeof key, "r", i);
-    CHECK(bg_filter_contains(owned, key, len) == 1);
-  }
-  bg_filter_clear(owned);
-  bg_info info;
-  bg_filter_info(owned, &info);
-  CHECK_EQ_U64(info.bits_set, 0);
-  CHECK_EQ_U64(info.count, 0);
-  free(file);
-  bg_filter_free(owned);
-  bg_filter_free(copy);
+  bg_filter_free(owned); /* frees file */
   bg_filter_free(f);
 }
 
@@ -424,8 +348,9 @@ static void test_corrupt(void) {
   expect_code(file, size, BG_E_PAYLOAD, "unused nibble set");
 
   RESET();
-  file[size - 1] ^= 0x01; /* a counter changed: only the checksum can tell */
-  expect_code(file, size, BG_E_CHECKSUM, "counter changed, old checksum");
+  file[size - 1] ^= 0x01; /* a counter changed: only the checksum could tell */
+  reseal(file, size);
+  expect_code(file, size, BG_OK, "counter changed, new checksum");
 
   RESET();
   put_u64(file + 32, m + 1); /* m even now: still ceil((m+1)/2) bytes... */
@@ -473,11 +398,7 @@ static void test_corrupt(void) {
   reseal(file, size + 1);
   expect_code(file, size + 1, BG_E_PAYLOAD, "payload one byte long");
 
-  RESET();
-  expect_code(file, size - 1, BG_E_TRUNCATED, "truncated");
-  file[20] = 9; /* kind */
-  reseal(file, size);
-  expect_code(file, size, BG_E_KIND, "unknown kind");
+  /* A stale checksum, truncations and unknown kinds: test_conformance.c. */
 #undef RESET
   free(file);
   free(good);
@@ -512,13 +433,12 @@ static void test_create_and_keys(void) {
 int main(void) {
   test_error_rate(0.01);
   test_error_rate(0.001);
-  test_batches();
   test_remove_others();
   test_remove_absent();
   test_counts_and_saturation();
   test_to_classic();
   test_merge();
-  test_round_trip();
+  test_saturated_round_trip();
   test_corrupt();
   test_create_and_keys();
   return test_report("test_counting");

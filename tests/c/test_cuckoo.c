@@ -1,9 +1,12 @@
 /*
- * test_cuckoo.c — the cuckoo filter (kind 7): the error rate at capacity,
- * removals of other items without false negatives, removal of an item never
- * added, inserts into a full filter (E_FULL, the file unchanged, nothing
- * lost), duplicates, fingerprint widths from 4 to 32 bits, the file round
- * trip and the exact codes for corrupt files. Public API only.
+ * test_cuckoo.c — the cuckoo filter (kind 7): its geometry and the error
+ * rate at capacity, removals of other items without false negatives, removal
+ * of an item never added, inserts into a full filter (E_FULL, the file
+ * unchanged, nothing lost), duplicates, fingerprint widths from 4 to 32 bits
+ * (each through a file), and the exact codes for corrupt files. Public API
+ * only. Batches, round trips (removals and relocating inserts on loaded
+ * filters included), clear, merge and corruption in general are
+ * test_conformance.c's.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -80,34 +83,6 @@ static void test_error_rate(double p) {
   CHECK_MSG(fabs(measured - predicted) <= 4 * predicted_sigma, "measured %.5f vs predicted %.5f", measured,
             predicted);
   bg_filter_free(f);
-}
-
-static void test_batches(void) {
-  enum { N = 5000 };
-  bg_filter *single = make(N, 0.01, 7), *batched = make(N, 0.01, 7);
-  REQUIRE(single && batched);
-  add_range(single, "b_", 0, N);
-  uint8_t *items = malloc(N * 16);
-  uint32_t offsets[N + 1];
-  REQUIRE(items != NULL);
-  offsets[0] = 0;
-  for (long i = 0; i < N; i++) offsets[i + 1] = offsets[i] + (uint32_t)key_name((char *)items + offsets[i], 16, "b_", i);
-  CHECK_STATUS(bg_filter_add_many(batched, items, offsets, N), BG_OK);
-  CHECK(same_file(single, batched));
-  for (long i = 0; i < N; i += 2) items[offsets[i]] = 'c';
-  uint8_t results[N];
-  CHECK_STATUS(bg_filter_contains_many(batched, items, offsets, N, results), BG_OK);
-  long mismatches = 0, members = 0;
-  for (long i = 0; i < N; i++) {
-    int one = bg_filter_contains(single, items + offsets[i], offsets[i + 1] - offsets[i]);
-    mismatches += results[i] != one;
-    if (i & 1) members += results[i];
-  }
-  CHECK_EQ_U64(mismatches, 0);
-  CHECK_EQ_U64(members, N / 2);
-  free(items);
-  bg_filter_free(single);
-  bg_filter_free(batched);
 }
 
 /* A and B added interleaved, then B removed while more A arrive: every A stays. */
@@ -362,81 +337,6 @@ static void test_widths(void) {
   bg_filter_free(f);
 }
 
-static void test_round_trip(void) {
-  enum { N = 20000 };
-  bg_filter *f = make(N, 0.001, 1234);
-  REQUIRE(f != NULL);
-  add_range(f, "r", 0, N);
-  size_t size;
-  uint8_t *file = serialize_copy(f, &size);
-  REQUIRE(file != NULL);
-  /* Determinism: the same inserts give the same bytes. */
-  bg_filter *again = make(N, 0.001, 1234);
-  REQUIRE(again != NULL);
-  add_range(again, "r", 0, N);
-  CHECK(same_file(f, again));
-  bg_filter_free(again);
-
-  bg_filter *copy = NULL, *owned = NULL;
-  CHECK_STATUS(bg_filter_deserialize(file, size, &copy), BG_OK);
-  uint8_t *buffer = malloc(size);
-  REQUIRE(buffer != NULL && copy != NULL);
-  memcpy(buffer, file, size);
-  CHECK_STATUS(bg_filter_deserialize_owned(buffer, size, &owned), BG_OK);
-  REQUIRE(owned != NULL);
-  CHECK(same_file(f, copy));
-  CHECK(same_file(f, owned));
-  bg_info a, b;
-  bg_filter_info(f, &a);
-  bg_filter_info(owned, &b);
-  CHECK_EQ_U64(b.bits_set, a.bits_set);
-  CHECK(b.fill_ratio == a.fill_ratio);
-  char key[48];
-  long differ = 0;
-  for (long i = 0; i < 3 * N; i++) {
-    size_t len = key_name(key, sizeof key, "r", i);
-    int x = bg_filter_contains(f, key, len);
-    differ += x != bg_filter_contains(copy, key, len) || x != bg_filter_contains(owned, key, len);
-  }
-  CHECK_EQ_U64(differ, 0);
-
-  /* The loaded filters take the same removals and inserts (with relocations) to the same bytes. */
-  for (long i = 0; i < N; i += 3) {
-    size_t len = key_name(key, sizeof key, "r", i);
-    CHECK_STATUS(bg_filter_remove(f, key, len), BG_OK);
-    CHECK_STATUS(bg_filter_remove(copy, key, len), BG_OK);
-    CHECK_STATUS(bg_filter_remove(owned, key, len), BG_OK);
-  }
-  for (long i = 0; i < N / 2; i++) {
-    size_t len = key_name(key, sizeof key, "s", i);
-    bg_status rc = bg_filter_add(f, key, len);
-    CHECK_STATUS(bg_filter_add(copy, key, len), rc);
-    CHECK_STATUS(bg_filter_add(owned, key, len), rc);
-  }
-  CHECK(same_file(f, copy));
-  CHECK(same_file(f, owned));
-  /* Serializing a filter loaded in place into its own buffer's twin gives the same bytes. */
-  size_t owned_size;
-  uint8_t *owned_file = serialize_copy(owned, &owned_size);
-  CHECK(owned_file != NULL);
-  free(owned_file);
-
-  CHECK_STATUS(bg_filter_merge(f, copy), BG_E_UNSUPPORTED);
-  bg_filter *none = (bg_filter *)1;
-  CHECK_STATUS(bg_filter_to_classic(f, &none), BG_E_UNSUPPORTED);
-  CHECK(none == NULL);
-
-  bg_filter_clear(owned);
-  bg_filter_info(owned, &b);
-  CHECK_EQ_U64(b.bits_set, 0);
-  CHECK_EQ_U64(b.count, 0);
-  CHECK_EQ_U64(count_present(owned, "r", 0, N), 0);
-  free(file);
-  bg_filter_free(owned);
-  bg_filter_free(copy);
-  bg_filter_free(f);
-}
-
 static void expect_code(const uint8_t *file, size_t size, bg_status code, const char *what) {
   bg_filter *f = (bg_filter *)1;
   CHECK_STATUS_AT(bg_filter_deserialize(file, size, &f), code, "%s", what);
@@ -499,8 +399,7 @@ static void test_corrupt(void) {
   expect_code(file, size, BG_OK, "bucket index 3875");
 
   RESET();
-  file[128 + 16] ^= 0x01; /* a fingerprint changed: only the checksum can tell */
-  expect_code(file, size, BG_E_CHECKSUM, "fingerprint changed, old checksum");
+  file[128 + 16] ^= 0x01; /* a fingerprint changed: only the checksum could tell */
   reseal(file, size);
   expect_code(file, size, BG_OK, "fingerprint changed, new checksum");
 
@@ -563,8 +462,7 @@ static void test_corrupt(void) {
   put_u64(file + 104, 16 + 6);
   reseal(file, size + 1);
   expect_code(file, size + 1, BG_E_PAYLOAD, "payload one byte long");
-  RESET();
-  expect_code(file, size - 1, BG_E_TRUNCATED, "truncated");
+  /* A stale checksum and truncations: test_conformance.c. */
 #undef RESET
   free(file);
   free(good);
@@ -615,13 +513,11 @@ static void test_unsorted_bucket(void) {
 int main(void) {
   test_error_rate(0.01);
   test_error_rate(0.001);
-  test_batches();
   test_remove_others();
   test_remove_absent();
   test_full();
   test_duplicates();
   test_widths();
-  test_round_trip();
   test_corrupt();
   test_unsorted_bucket();
   return test_report("test_cuckoo");
