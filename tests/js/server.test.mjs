@@ -118,6 +118,43 @@ test('padded replies: every row a 35-hex suffix, sorted, the real rows among fre
   assert.ok(chi < 60, `chi-square ${chi.toFixed(1)} over 15 degrees of freedom`);
 });
 
+test('padded replies order rows by the whole suffix when their first 40 bits tie (drawn to tie on purpose)', async () => {
+  const { rangeReply, rangeReplyBytes } = await import('../../js/store.js');
+  const record = { hash: Buffer.from('21BD1ABCDEF012345678000000000000000000AA', 'hex'), count: 7 };
+  // Every padding row starts with the record's first 40 suffix bits, so the order rests on the rest.
+  let state = 1;
+  const tied = (n) => {
+    const bytes = Buffer.alloc(n);
+    for (let i = 0; i < n; i++) {
+      state = (state * 1103515245 + 12345) >>> 0;
+      bytes[i] = state >>> 24;
+    }
+    if (n > 2) for (let i = 0; i < n; i += 18) bytes.set([0xab, 0xcd, 0xef, 0x01, 0x23], i);
+    return bytes;
+  };
+  const rows = rangeReplyBytes([record], true, tied).latin1Slice().split('\r\n');
+  assert.ok(rows.length >= 800 && rows.length <= 1000);
+  assert.ok(rows.every((row) => /^ABCDEF0123[0-9A-F]{25}:\d+$/.test(row)), 'every row shares the first 40 bits');
+  assert.deepEqual(rows, [...rows].sort(), 'sorted by the whole suffix');
+  assert.ok(rows.includes('ABCDEF012345678000000000000000000AA:7'));
+  // One padding row tied with the record alone: the fast path compares the two whole suffixes.
+  for (const fill of [0x00, 0xff]) {
+    const one = (n) => {
+      const bytes = tied(n);
+      if (n > 2) {
+        for (let i = 18; i < n; i += 18) bytes[i] = 0x10 + (i % 0xe0); // the others apart
+        bytes.fill(fill, 5, 18); // below or above the record
+      }
+      return bytes;
+    };
+    const got = rangeReplyBytes([record], true, one).latin1Slice().split('\r\n');
+    assert.deepEqual(got, [...got].sort(), `sorted with the tied row ${fill ? 'after' : 'before'} the record`);
+    assert.ok(got.includes('ABCDEF012345678000000000000000000AA:7'));
+  }
+  // Unpadded replies are the records alone, as before.
+  assert.equal(rangeReply([record], false), 'ABCDEF012345678000000000000000000AA:7');
+});
+
 test('each endpoint serves its manifest: the list id, generation, records and threshold of its store', async () => {
   const range = await fetch(`${base}/range/manifest.json`);
   assert.equal(range.status, 200);
