@@ -445,7 +445,9 @@ static bg_status cuckoo_validate(const bg_header *h, const uint8_t *payload) {
   BG_RETURN_IF(!(h->error_rate > 0.0 && h->error_rate < 1.0), BG_E_HEADER);
   uint64_t buckets = buckets_for(h->capacity);
   uint32_t bits;
-  BG_RETURN_IF(fingerprint_bits_for(h->error_rate, buckets, &bits) != BG_OK, BG_E_HEADER);
+  /* Sized for the per-key rate, as bg_filter_create sized it (a url filter's keys get p/~30). */
+  BG_RETURN_IF(fingerprint_bits_for(bg_key_error_rate((int)h->key_encoding, h->error_rate), buckets, &bits) != BG_OK,
+               BG_E_HEADER);
   BG_RETURN_IF(h->m != buckets * bucket_bits_for(bits), BG_E_HEADER);
 
   BG_RETURN_IF(h->payload_length != PREAMBLE + table_bytes_for(buckets, bits), BG_E_PAYLOAD);

@@ -203,7 +203,9 @@ static bg_status scalable_validate(const bg_header *h, const uint8_t *payload) {
     /* A layer's shape follows from the header (n0, p) and its index, so a file cannot claim a
      * small chain whose next layer is enormous; and only the newest layer has room left. */
     layer expected;
-    BG_RETURN_IF(layer_geometry(h->capacity, h->error_rate, i, &expected) != BG_OK, BG_E_PAYLOAD);
+    /* The per-key rate, as bg_filter_create sized the chain (a url filter's keys get p/~30). */
+    BG_RETURN_IF(layer_geometry(h->capacity, bg_key_error_rate((int)h->key_encoding, h->error_rate), i, &expected) != BG_OK,
+                 BG_E_PAYLOAD);
     BG_RETURN_IF(m != expected.m || k != expected.k || capacity != expected.capacity, BG_E_PAYLOAD);
     BG_RETURN_IF(i + 1 < layer_count && count != capacity, BG_E_PAYLOAD);
     total_m += m;
@@ -227,7 +229,7 @@ static bg_status scalable_load(const bg_header *h, uint8_t *payload, int in_plac
   scalable *s = (scalable *)calloc(1, sizeof *s);
   BG_RETURN_IF(!s, BG_E_NOMEM);
   s->initial_capacity = h->capacity;
-  s->error_rate = h->error_rate;
+  s->error_rate = bg_key_error_rate((int)h->key_encoding, h->error_rate);
   uint32_t layer_count = bg__get_u32(payload);
   const uint8_t *record = payload + PAYLOAD_PREFIX;
   uint8_t *bits = payload + PAYLOAD_PREFIX + (uint64_t)LAYER_RECORD * layer_count;
