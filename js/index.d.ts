@@ -40,7 +40,10 @@ export type Kind = 'classic' | 'blocked' | 'fuse' | 'fuse8' | 'fuse16' | 'counti
 
 /**
  * Stable error codes. Core codes mirror the C status enum (BG_E_CHECKSUM ->
- * 'E_CHECKSUM'); E_FREED, E_INTEGRITY and E_FETCH are raised by JavaScript.
+ * 'E_CHECKSUM'); E_FREED, E_INTEGRITY and E_FETCH are raised by JavaScript,
+ * as are {@link openFilter}'s E_MANIFEST (a bad publication manifest), E_STALE
+ * (an older generation offered), E_LIST (another list offered) and E_STORAGE
+ * (the persisted copy could not be read or written).
  * init() (and the first call that instantiates the module) rejects with
  * E_FETCH when the module cannot be fetched or read (the message names the URL
  * or path and the fixes), E_WASM when the bytes are not the module, and E_CSP
@@ -53,7 +56,7 @@ export type BloomgateErrorCode =
   | 'E_HASH' | 'E_PAYLOAD' | 'E_INCOMPATIBLE' | 'E_BUFFER' | 'E_METADATA'
   | 'E_URL' | 'E_FULL' | 'E_UNSUPPORTED' | 'E_NOT_FOUND' | 'E_STATIC' | 'E_DELTA_BASE' | 'E_DELTA'
   | 'E_FREED' | 'E_INTEGRITY' | 'E_FETCH' | 'E_NOT_READY' | 'E_ESCALATION' | 'E_TIMEOUT'
-  | 'E_WASM' | 'E_CSP'
+  | 'E_WASM' | 'E_CSP' | 'E_MANIFEST' | 'E_STALE' | 'E_LIST' | 'E_STORAGE'
   | (string & {});
 
 /**
@@ -252,6 +255,187 @@ export function loadFilter(
   options?: LoadOptions,
 ): Promise<BloomFilter>;
 
+/* ------------------------------------------------------------------------ */
+/* Filters that stay fresh: openFilter()                                      */
+/* ------------------------------------------------------------------------ */
+
+/** A persisted copy: the .bgf bytes and what openFilter() recorded about them. */
+export interface StoredFilter {
+  bytes: Uint8Array;
+  meta: Record<string, unknown>;
+}
+
+/**
+ * Where {@link openFilter} keeps its copy between runs. Any object with these
+ * methods (sync or async) will do; `setMeta`, when present, records a check
+ * (a 304, say) without rewriting the bytes.
+ */
+export interface FilterStorage {
+  get(key: string): Promise<StoredFilter | null> | StoredFilter | null;
+  set(key: string, bytes: Uint8Array, meta: Record<string, unknown>): Promise<void> | void;
+  delete(key: string): Promise<void> | void;
+  setMeta?(key: string, meta: Record<string, unknown>): Promise<void> | void;
+}
+
+/**
+ * IndexedDB storage (pages, workers, extension service workers): the bytes as
+ * an ArrayBuffer, the meta beside them, written in one transaction.
+ * `indexedDB` is the IDBFactory to use (default globalThis.indexedDB).
+ */
+export function indexedDbStorage(options?: { name?: string; indexedDB?: object }): FilterStorage & { close(): void };
+
+/**
+ * Directory storage, Node only (elsewhere BloomgateError E_UNSUPPORTED): two
+ * files per key, each written to a temporary file, flushed and renamed.
+ * Default directory: the per-user cache (~/.cache/bloomgate/filters, ...).
+ */
+export function directoryStorage(dir?: string): FilterStorage;
+
+/** How the filter in use arrived: loaded from storage, or downloaded whole or as a delta. */
+export type FreshFilterSource = 'persisted' | 'full' | 'delta';
+
+export interface FreshFilterStats extends FilterStats {
+  source: FreshFilterSource;
+  /** When the manifest was last asked (ms since the epoch), or null. */
+  lastCheck: number | null;
+  /** When the filter in use was swapped in (for a persisted copy: when it was downloaded), or null. */
+  lastUpdate: number | null;
+  /** The failure of the latest check (or of the open), null when it went without one. */
+  lastError: BloomgateError | null;
+  /** Bytes of manifests, deltas and filter files downloaded since openFilter(). */
+  bytesDownloaded: number;
+  /** When refresh() will ask the manifest again (ms since the epoch). */
+  nextCheck: number;
+  /** The interval in force: max(manifest minRefreshSeconds, options.refreshSeconds). */
+  minRefreshSeconds: number;
+  manifestUrl: string;
+  /** 'indexeddb', 'directory', 'custom', or null without storage. */
+  storage: string | null;
+}
+
+/** The detail of an 'update' event (and the argument of onUpdate). */
+export interface FreshFilterUpdate {
+  generation: number;
+  previousGeneration: number | null;
+  listId: string;
+  source: 'full' | 'delta';
+  /** Bytes this update downloaded (manifest included). */
+  bytes: number;
+  /** The delta or filter file it came from. */
+  url: string;
+}
+
+/** The detail of a 'check' event: a manifest request that succeeded. */
+export interface FreshFilterCheck {
+  status: 200 | 304;
+  notModified: boolean;
+  changed: boolean;
+  generation: number;
+}
+
+/** The detail of an 'error' event (onError gets the error and this). */
+export interface FreshFilterError {
+  error: BloomgateError;
+  code: BloomgateErrorCode;
+  /** Where it happened: reading storage, the persisted copy, the check, a delta, or persisting. */
+  stage: 'storage' | 'persisted' | 'check' | 'delta' | 'persist';
+  /** The generation still in use, or null before the first one. */
+  generation: number | null;
+}
+
+/** What refresh() resolves to; it never rejects for a failed update (see `error`). */
+export interface RefreshOutcome {
+  /** false: not asked, the manifest's interval has not passed (see `nextCheck`). */
+  checked: boolean;
+  changed: boolean;
+  generation: number | null;
+  notModified?: boolean;
+  status?: number;
+  source?: 'full' | 'delta';
+  previousGeneration?: number | null;
+  bytes?: number;
+  url?: string;
+  nextCheck?: number;
+  error?: BloomgateError;
+}
+
+export interface OpenFilterOptions {
+  /**
+   * Where the copy lives between runs: default IndexedDB in browsers, workers and extensions, and
+   * {@link directoryStorage}() in Node; `false` keeps nothing.
+   */
+  storage?: false | FilterStorage;
+  /** The copy's key in storage (default: the manifest URL). */
+  storageKey?: string;
+  /** Also refresh on a timer (unref'd in Node). Default false: refresh() and the open only. */
+  autoRefresh?: boolean;
+  /** Ask the manifest at most this often (seconds); only ever slower than the manifest's minRefreshSeconds. */
+  refreshSeconds?: number;
+  /** Largest filter or delta downloaded (default 256 MiB): E_TOO_LARGE past it. */
+  maxBytes?: number;
+  /** Per request, 1 .. 2^31 - 1 ms (default 60000): E_TIMEOUT. */
+  timeoutMs?: number;
+  /** Only accept this list (32 hex digits): E_LIST otherwise, also for a persisted copy. */
+  listId?: string;
+  fetch?: typeof fetch;
+  onUpdate?(update: FreshFilterUpdate): void;
+  onError?(error: BloomgateError, detail: FreshFilterError): void;
+  onCheck?(check: FreshFilterCheck): void;
+  /** Clock, ms since the epoch (tests). */
+  now?(): number;
+}
+
+/** An event of a {@link FreshFilter}: `detail` says what happened. */
+export interface FreshFilterEvent<T> {
+  readonly type: string;
+  readonly detail: T;
+}
+
+type FreshFilterListenerOptions = boolean | { once?: boolean; signal?: AbortSignal };
+
+/**
+ * A filter that keeps itself fresh ({@link openFilter}). Queries go to the newest
+ * good generation; checkPassword, checkUrl and createGate accept it as a filter.
+ * It is an EventTarget: 'update', 'error' and 'check' events.
+ */
+export interface FreshFilter {
+  mightContain(item: Item): boolean;
+  mightContainMany(items: Iterable<Item> | PackedKeys): boolean[];
+  mightContainKey(key: Uint8Array): boolean;
+  readonly kind: string;
+  readonly keyEncoding: KeyEncoding;
+  readonly listId: string;
+  readonly generation: number;
+  readonly minCount: number;
+  readonly metadata: unknown;
+  /** The manifest URL it follows (absolute). */
+  readonly manifestUrl: string;
+  /** The .bgf bytes of the generation in use (a copy). */
+  serialize(): Uint8Array<ArrayBuffer>;
+  stats(): FreshFilterStats;
+  /** Ask the manifest now unless its interval has not passed (`force` asks anyway). */
+  refresh(options?: { force?: boolean }): Promise<RefreshOutcome>;
+  /** Stop refreshing and free the filter; later queries throw E_FREED. */
+  close(): void;
+  free(): void;
+  [Symbol.dispose](): void;
+  addEventListener(type: 'update', listener: (event: FreshFilterEvent<FreshFilterUpdate>) => void, options?: FreshFilterListenerOptions): void;
+  addEventListener(type: 'error', listener: (event: FreshFilterEvent<FreshFilterError>) => void, options?: FreshFilterListenerOptions): void;
+  addEventListener(type: 'check', listener: (event: FreshFilterEvent<FreshFilterCheck>) => void, options?: FreshFilterListenerOptions): void;
+  removeEventListener(type: 'update' | 'error' | 'check', listener: (event: FreshFilterEvent<never>) => void, options?: boolean | { capture?: boolean }): void;
+}
+
+/**
+ * A filter from a publication manifest (`bloomgate publish`), usable at once and kept fresh:
+ * the persisted copy when there is one (validated; a corrupt copy is discarded), else the full
+ * file. Later checks ask with If-None-Match, no more often than the manifest allows, and take
+ * the one-hop delta from the generation in use when it is smaller than the file. Every failure
+ * keeps the filter in use and becomes `lastError` and an 'error' event.
+ * @throws (rejects) only when there is no persisted copy and the first download fails, with that
+ *   failure's code (E_FETCH, E_MANIFEST, E_INTEGRITY, ...); TypeError/RangeError for bad options.
+ */
+export function openFilter(manifestUrl: string | URL, options?: OpenFilterOptions): Promise<FreshFilter>;
+
 /** The fixed header of a .bgf file, as {@link inspectFile} reports it. */
 export interface FileHeader {
   version: number;
@@ -411,7 +595,7 @@ export interface EscalationOptions {
  * carry no credentials and no referrer, follow no redirect and skip the HTTP cache.
  */
 export function checkPassword(password: string, options: EscalationOptions & {
-  filter?: BloomFilter;
+  filter?: BloomFilter | FreshFilter;
   rangeUrl?: string | URL;
   /**
    * Send `Add-Padding: true`. 'auto' (default): where the endpoint's manifest says it pads on
@@ -444,5 +628,5 @@ export interface UrlCheck {
  * (`{hashesUrl}/manifest.json`) names the filter's list; anything else is E_ESCALATION.
  */
 export function checkUrl(url: string, options: EscalationOptions & {
-  filter: BloomFilter; hashesUrl?: string | URL;
+  filter: BloomFilter | FreshFilter; hashesUrl?: string | URL;
 }): Promise<UrlCheck>;
