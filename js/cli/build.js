@@ -22,7 +22,7 @@ import { loadFilterFile } from './filter-file.js';
 import { fileIdentity, refuseToOverwrite, sameFile } from './overwrite.js';
 
 // The core's kinds (BG_KIND_LIST), with 'fuse' (fuse8 or fuse16 by the error rate) before its two widths.
-export const KINDS = [...KIND_IDS.keys()].flatMap((name) => (name === 'fuse8' ? ['fuse', name] : [name]));
+export const KINDS = [...[...KIND_IDS.keys()].flatMap((name) => (name === 'fuse8' ? ['fuse', name] : [name])), 'smallest'];
 
 const OPTIONS = {
   output: { type: 'string', short: 'o' },
@@ -141,6 +141,7 @@ export async function run(argv) {
       }
     }
 
+    if (options.kind === 'smallest') options.kind = await smallestKind(BloomFilter, options, capacity);
     // After a counting pass the metadata is known up front; otherwise it is
     // attached once the input has been read.
     const metadata = describeBuild(input, options, counted);
@@ -212,6 +213,50 @@ export async function run(argv) {
     filter?.free();
     await input.close();
   }
+}
+
+// Kinds --kind smallest weighs: the others are never smaller (blocked trades bits for speed,
+// counting keeps 4-bit counters, scalable is classic plus growth).
+const SMALLEST_CANDIDATES = ['classic', 'cuckoo', 'fuse8', 'fuse16'];
+// Fuse filters' bits per key settle at 1.125 x their fingerprint from 10^6 keys up, so a probe
+// of at most this many keys gives every candidate's exact bits per key.
+const SMALLEST_PROBE = 1_000_000;
+
+/**
+ * --kind smallest: of the kinds that meet the requested error rate, the one
+ * whose file is smallest at this capacity, measured by building each at
+ * min(capacity, 10^6) items with the core's own sizing (fuse8 cannot meet a
+ * rate below 2^-8, fuse16 below 2^-16: those are refused and skipped).
+ */
+async function smallestKind(BloomFilter, options, capacity) {
+  const n = Math.min(capacity, SMALLEST_PROBE);
+  let best = null;
+  for (const kind of SMALLEST_CANDIDATES) {
+    let filter;
+    try {
+      filter = await BloomFilter.create({ capacity: n, errorRate: options.errorRate, kind, keyEncoding: FORMAT_ENCODING[options.format] });
+    } catch (error) {
+      if (error?.code === 'E_RANGE') continue; // cannot meet this rate
+      throw error;
+    }
+    try {
+      if (kind === 'fuse8' || kind === 'fuse16') filter.addAll(distinctKeys(n)); // a static kind's size needs its keys
+      const bits = filter.stats().serializedBytes * 8 / n;
+      if (best === null || bits < best.bits) best = { kind, bits };
+    } finally {
+      filter.free();
+    }
+  }
+  if (!options.quiet) process.stderr.write(`--kind smallest: ${best.kind} (${best.bits.toFixed(2)} bits per key at error rate ${options.errorRate})\n`);
+  return best.kind;
+}
+
+/** n distinct 8-byte keys (little-endian 0 .. n-1) as packed keys. */
+function distinctKeys(n) {
+  const bytes = new Uint8Array(8 * n);
+  const view = new DataView(bytes.buffer);
+  for (let i = 0; i < n; i++) view.setUint32(8 * i, i, true);
+  return { bytes, offsets: Uint32Array.from({ length: n + 1 }, (_, i) => 8 * i) };
 }
 
 /** The key encoding each input format builds. */

@@ -121,3 +121,23 @@ test('publish refuses an older generation, another list, an unnamed filter and a
   assert.match(foreign.stderr, /E_MANIFEST/);
   assert.equal(JSON.parse(readFileSync(at('site/manifest.json'), 'utf8')).generation, 3, 'the site is unchanged');
 });
+
+test('--kind smallest picks the kind with the smallest file that meets the rate, and says which', () => {
+  writeFileSync(at('twenty.txt'), `${Array.from({ length: 20000 }, (_, i) => `s${i}`).join('\n')}\n`);
+  const sizes = {};
+  for (const kind of ['classic', 'cuckoo', 'fuse8', 'fuse16']) {
+    for (const rate of ['0.01', '0.001']) {
+      const result = runCli(scratch.dir, ['build', 'twenty.txt', '-o', `${kind}-${rate}.bgf`, '--kind', kind, '--error-rate', rate, '-q']);
+      if (result.status === 0) sizes[`${kind}-${rate}`] = bytes(`${kind}-${rate}.bgf`).length;
+    }
+  }
+  for (const rate of ['0.01', '0.001']) {
+    const result = ok(['build', 'twenty.txt', '-o', `smallest-${rate}.bgf`, '--kind', 'smallest', '--error-rate', rate]);
+    const chosen = /--kind smallest: (\w+)/.exec(result.stderr)[1];
+    const candidates = Object.entries(sizes).filter(([name]) => name.endsWith(`-${rate}`));
+    const least = Math.min(...candidates.map(([, size]) => size));
+    assert.equal(bytes(`smallest-${rate}.bgf`).length, least, `${chosen} is the smallest of ${JSON.stringify(candidates)}`);
+    assert.equal(JSON.parse(ok(['inspect', `smallest-${rate}.bgf`, '--json']).stdout).header.kind, chosen);
+  }
+  assert.equal(runCli(scratch.dir, ['build', 'twenty.txt', '-o', 'x.bgf', '--kind', 'smallest', '--shards', '4']).status, 64);
+});
