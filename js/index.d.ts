@@ -291,8 +291,8 @@ export function indexedDbStorage(options?: { name?: string; indexedDB?: object }
  */
 export function directoryStorage(dir?: string): FilterStorage;
 
-/** How the filter in use arrived: loaded from storage, or downloaded whole or as a delta. */
-export type FreshFilterSource = 'persisted' | 'full' | 'delta';
+/** How the filter in use arrived: loaded from storage, the `initial` option, or downloaded whole or as a delta. */
+export type FreshFilterSource = 'persisted' | 'initial' | 'full' | 'delta';
 
 export interface FreshFilterStats extends FilterStats {
   source: FreshFilterSource;
@@ -337,8 +337,8 @@ export interface FreshFilterCheck {
 export interface FreshFilterError {
   error: BloomgateError;
   code: BloomgateErrorCode;
-  /** Where it happened: reading storage, the persisted copy, the check, a delta, or persisting. */
-  stage: 'storage' | 'persisted' | 'check' | 'delta' | 'persist';
+  /** Where it happened: reading storage, the persisted copy, the initial file, the check, a delta, or persisting. */
+  stage: 'storage' | 'persisted' | 'initial' | 'check' | 'delta' | 'persist';
   /** The generation still in use, or null before the first one. */
   generation: number | null;
 }
@@ -377,6 +377,11 @@ export interface OpenFilterOptions {
   timeoutMs?: number;
   /** Only accept this list (32 hex digits): E_LIST otherwise, also for a persisted copy. */
   listId?: string;
+  /**
+   * A .bgf file to start from when nothing is persisted (one shipped with the app or extension): the
+   * open resolves at once, offline too, and the first update can be a delta from it.
+   */
+  initial?: Uint8Array | ArrayBuffer | (() => Uint8Array | ArrayBuffer | Promise<Uint8Array | ArrayBuffer>);
   fetch?: typeof fetch;
   onUpdate?(update: FreshFilterUpdate): void;
   onError?(error: BloomgateError, detail: FreshFilterError): void;

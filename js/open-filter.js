@@ -323,6 +323,7 @@ function readOptions(options) {
     onUpdate: options.onUpdate,
     onError: options.onError,
     onCheck: options.onCheck,
+    initial: options.initial,
     now: options.now ?? (() => Date.now()),
   };
   if (typeof settings.fetch !== 'function') throw new TypeError('openFilter(): no fetch() is available here; pass options.fetch');
@@ -348,6 +349,10 @@ function readOptions(options) {
   }
   if (settings.storageKey !== undefined && (typeof settings.storageKey !== 'string' || settings.storageKey === '')) {
     throw new TypeError('openFilter(): storageKey must be a non-empty string');
+  }
+  const { initial } = options;
+  if (initial !== undefined && typeof initial !== 'function' && !(initial instanceof Uint8Array) && !(initial instanceof ArrayBuffer)) {
+    throw new TypeError('openFilter(): initial must be the bytes of a .bgf file, or a function that gives them');
   }
   for (const name of ['onUpdate', 'onError', 'onCheck', 'now']) {
     if (options[name] !== undefined && typeof options[name] !== 'function') throw new TypeError(`openFilter(): ${name} must be a function`);
@@ -396,6 +401,8 @@ class FreshFilter extends EventTarget {
   #controller = null;
   #timer = null;
   #closed = false;
+  /** Storage holds the bytes of the filter in use. */
+  #persisted = false;
 
   /** @private use openFilter() */
   constructor(token, url, settings) {
@@ -463,7 +470,7 @@ class FreshFilter extends EventTarget {
   /**
    * The BloomFilter's stats plus how it stays fresh: generation, lastCheck and
    * lastUpdate (ms since the epoch, or null), lastError (a BloomgateError or
-   * null), source ('persisted' | 'full' | 'delta'), bytesDownloaded (this session).
+   * null), source ('persisted' | 'initial' | 'full' | 'delta'), bytesDownloaded (this session).
    */
   stats() {
     return {
@@ -581,6 +588,7 @@ class FreshFilter extends EventTarget {
     const live = new FreshFilter(token, url, settings);
     try {
       await live.#openStorage(settings);
+      if (live.#filter === null && settings.initial !== undefined) await live.#openInitial(settings);
       if (live.#filter !== null) {
         // Usable now; a due check runs in the background (its outcome is an event).
         if (live.#due()) live.#check(true, false).then(noop, noop);
@@ -636,12 +644,37 @@ class FreshFilter extends EventTarget {
       return;
     }
     this.#install(filter, 'persisted', Number.isFinite(meta.lastUpdate) ? meta.lastUpdate : null);
+    this.#persisted = true;
     if (meta.checksum === this.#checksum) {
       // The meta describes these bytes: its ETag and schedule still hold.
       if (typeof meta.etag === 'string') this.#etag = meta.etag;
       if (Number.isFinite(meta.lastCheck)) this.#lastCheck = meta.lastCheck;
       if (Number.isFinite(meta.minRefreshSeconds)) this.#minRefreshSeconds = Math.min(Math.max(0, meta.minRefreshSeconds), MAX_MIN_REFRESH_SECONDS);
     }
+  }
+
+  /** The caller's starting file (one shipped with the app), when nothing is persisted. */
+  async #openInitial(settings) {
+    let filter = null;
+    try {
+      let bytes = typeof settings.initial === 'function' ? await settings.initial() : settings.initial;
+      if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
+      if (!(bytes instanceof Uint8Array)) throw new TypeError('openFilter(): initial must give the bytes of a .bgf file (Uint8Array or ArrayBuffer)');
+      filter = await BloomFilter.from(bytes);
+      const pinned = settings.listId;
+      if (pinned !== null && filter.listId !== pinned) {
+        throw new BloomgateError('E_LIST', `the initial filter is of list ${filter.listId}, not ${pinned}`);
+      }
+      this.#checksum = checksumOf(bytes);
+      this.#length = bytes.length;
+    } catch (error) {
+      filter?.free();
+      const reason = asBloomgateError(error, 'E_ARG', 'the initial filter could not be loaded');
+      this.#report(reason, 'initial');
+      return;
+    }
+    this.#install(filter, 'initial', null);
+    this.#persisted = false;
   }
 
   /* ---- one check ---- */
@@ -756,6 +789,7 @@ class FreshFilter extends EventTarget {
     this.#checksum = next.checksum;
     this.#length = next.length;
     this.#etag = etag;
+    this.#persisted = false;
     if (next.bytes !== null) await this.#persist(next.bytes);
     const detail = {
       generation: manifest.generation, previousGeneration: previous, listId: manifest.listId, source: next.source,
@@ -895,6 +929,7 @@ class FreshFilter extends EventTarget {
     if (this.#storage === null) return;
     try {
       await this.#storage.set(this.#storageKey, bytes, this.#meta());
+      this.#persisted = true;
     } catch (error) {
       this.#report(asBloomgateError(error, 'E_STORAGE',
         `generation ${this.#filter?.generation} is in use but could not be persisted (the persisted copy stays the previous one)`), 'persist');
@@ -902,7 +937,10 @@ class FreshFilter extends EventTarget {
   }
 
   async #saveMeta() {
-    if (this.#storage === null || typeof this.#storage.setMeta !== 'function') return;
+    if (this.#storage === null || this.#filter === null) return;
+    // Not stored yet (an initial file, or a write that failed before): store the bytes with it.
+    if (!this.#persisted) return this.#persist(this.#filter.serialize());
+    if (typeof this.#storage.setMeta !== 'function') return;
     try {
       await this.#storage.setMeta(this.#storageKey, this.#meta());
     } catch (error) {

@@ -657,6 +657,56 @@ describe('openFilter: persisted copies', () => {
     }
   });
 
+  it('starts from an initial file when nothing is persisted, offline too, and updates from it by delta', async () => {
+    const site = await siteAt(2, { deltasFrom: [1] });
+    const dir = newDir();
+    try {
+      const live = await openFilter(site.manifestUrl, { storage: directoryStorage(dir), initial: () => generations.files[1] });
+      assert.equal(live.stats().source, 'initial');
+      expectGeneration(live, 1);
+      const outcome = await live.refresh(); // the check the open started
+      assert.equal(outcome.source, 'delta');
+      assert.ok(site.paths().includes('/delta-1-2.bgd') && !site.paths().includes('/filter-2.bgf'));
+      expectGeneration(live, 2);
+      live.close();
+      const again = await openFilter(site.manifestUrl, { storage: directoryStorage(dir), initial: generations.files[1], refreshSeconds: 3600 });
+      assert.equal(again.stats().source, 'persisted', 'the persisted copy wins over the initial file');
+      assert.equal(again.generation, 2);
+      again.close();
+      await site.stop();
+      const offline = await openFilter(site.manifestUrl, { storage: false, initial: generations.files[1] });
+      assert.equal(offline.stats().source, 'initial');
+      assert.equal((await offline.refresh()).error?.code, 'E_FETCH');
+      expectGeneration(offline, 1);
+      offline.close();
+      const errors = [];
+      const corrupt = Uint8Array.from(generations.files[1]);
+      corrupt[300] ^= 1;
+      await assert.rejects(openFilter(site.manifestUrl, { storage: false, initial: corrupt, onError: (e) => errors.push(e.code) }));
+      assert.equal(errors[0], 'E_CHECKSUM');
+    } finally {
+      await site.stop();
+    }
+  });
+
+  it('stores the initial file with the first check, so a restart within minRefreshSeconds asks nothing', async () => {
+    const site = await siteAt(1, { minRefreshSeconds: 600 });
+    const dir = newDir();
+    try {
+      const live = await openFilter(site.manifestUrl, { storage: directoryStorage(dir), initial: generations.files[1] });
+      assert.equal((await live.refresh()).changed, false);
+      live.close();
+      site.clearLog();
+      const again = await openFilter(site.manifestUrl, { storage: directoryStorage(dir) });
+      assert.equal(again.stats().source, 'persisted');
+      assert.equal((await again.refresh()).checked, false);
+      assert.deepEqual(site.paths(), []);
+      again.close();
+    } finally {
+      await site.stop();
+    }
+  });
+
   it('refuses a persisted copy of another list than the one asked for', async () => {
     const site = await siteAt(1);
     const dir = newDir();
