@@ -17,7 +17,7 @@
  */
 #include <stdlib.h>
 
-#include "bloomgate_delta.h"
+#include "bloomgate.h"
 #include "internal.h"
 
 static const uint8_t BGD_MAGIC[8] = {0x89, 'B', 'G', 'D', '\r', '\n', 0x1a, '\n'};

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "bloomgate.h"
-#include "bloomgate_delta.h"
 #include "contract.h"
 
 _Static_assert(sizeof(bg_sha256_ctx) == BG__SHA256_CTX_SIZE, "js/wasm/contract.js allocates BG__SHA256_CTX_SIZE bytes");

@@ -19,7 +19,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "bloomgate_delta.h"
+#include "bloomgate.h"
 #include "test_util.h"
 
 static const uint8_t LIST_A[16] = {0xa1, 0x5e, 0x11, 0x57, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bloomgate_delta.h"
+#include "bloomgate.h"
 
 #define REQUIRE(cond)                                                                   \
   do {                                                                                  \
