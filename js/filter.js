@@ -204,6 +204,7 @@ export function sizeFor(options) {
 
 const INTERNAL = Symbol('bloomgate.internal');
 const MATCH_URL = Symbol('bloomgate.matchUrl');
+const SERIALIZE_TO = Symbol('bloomgate.serializeTo');
 
 
 function freedError() {
@@ -403,6 +404,11 @@ export class BloomFilter {
     return wasm.filterContainsKey(this.#handle.queryPtr(), key);
   }
 
+  /** serialize() into a synchronous sink, without a copy out of wasm memory (see serializeTo). */
+  [SERIALIZE_TO](write, overrides) {
+    return wasm.filterSerializeTo(this.#handle.queryPtr(), write, overrides);
+  }
+
   /** The expressions of a URL this url filter might hold, with their keys: one call into the core. */
   [MATCH_URL](url) {
     return wasm.filterMatchUrl(this.#handle.queryPtr(), url);
@@ -521,6 +527,16 @@ export function urlCandidates(filter, url) {
     if (filter.mightContainKey(digest)) candidates.push({ expression, digest });
   }
   return candidates;
+}
+
+/**
+ * The .bgf file of a filter handed to `write(view)` as a view of wasm memory,
+ * to be consumed synchronously (the CLI's fs.writeSync): one serialized copy
+ * in memory instead of two. `overrides` sets header fields by name and
+ * restamps the checksum. Returns the file's length. Not part of the public API.
+ */
+export function serializeTo(filter, write, overrides) {
+  return filter[SERIALIZE_TO](write, overrides);
 }
 
 export function wrapFilterPointer(ptr) {

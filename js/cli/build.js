@@ -19,6 +19,7 @@ import { KIND_IDS } from '../names.js';
 import { defaultShards, FUSE_KINDS, FusePart, isSharded, SHARD_KEYS, SHARD_OPTIONS, shardOptions, ShardedFuse } from './fuse-shards.js';
 import { DigestKeyFilter } from './digest-keys.js';
 import { loadFilterFile } from './filter-file.js';
+import { writeSync } from 'node:fs';
 import { fileIdentity, refuseToOverwrite, sameFile } from './overwrite.js';
 
 // The core's kinds (BG_KIND_LIST), with 'fuse' (fuse8 or fuse16 by the error rate) before its two widths.
@@ -98,7 +99,7 @@ export async function run(argv) {
     return EXIT.OK;
   }
   // The modules a build needs, not the whole package (index.js): ~10 ms less start-up.
-  const { BloomFilter } = await import('../filter.js');
+  const { BloomFilter, serializeTo } = await import('../filter.js');
   const { init } = await import('../wasm/index.js');
   if (options.like !== undefined) await likePrevious(BloomFilter, options);
   const progress = new Progress({ enabled: options.progress });
@@ -190,9 +191,9 @@ export async function run(argv) {
     let fileBytes;
     if (typeof filter.writeTo === 'function') fileBytes = await filter.writeTo(output, progress);
     else {
-      const bytes = filter.serialize();
-      await output.write(bytes);
-      fileBytes = bytes.length;
+      // Straight from wasm memory, synchronously: the file is in memory once, not twice.
+      const write = (view) => writeAllSync(output.fd, view);
+      fileBytes = typeof filter.serializeTo === 'function' ? filter.serializeTo(write) : serializeTo(filter, write);
     }
     if (storeWriter) {
       const { count } = await storeWriter.finish();
@@ -257,6 +258,11 @@ function distinctKeys(n) {
   const view = new DataView(bytes.buffer);
   for (let i = 0; i < n; i++) view.setUint32(8 * i, i, true);
   return { bytes, offsets: Uint32Array.from({ length: n + 1 }, (_, i) => 8 * i) };
+}
+
+/** Write all of bytes at the descriptor's position (writeSync may write less than asked). */
+function writeAllSync(fd, bytes) {
+  for (let offset = 0; offset < bytes.length;) offset += writeSync(fd, bytes, offset, bytes.length - offset);
 }
 
 /** The key encoding each input format builds. */

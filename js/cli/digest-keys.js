@@ -14,13 +14,10 @@
 // 'sha1' (tests/js/native-build.test.mjs and build-speed.test.mjs compare).
 // A fuse filter may also be built in one pass over its input and get its
 // capacity (the key count) afterwards: setCapacity().
+import { serializeTo } from '../filter.js';
 import { headerOffset, KEY_ENCODING_IDS } from '../names.js';
 import * as wasm from '../wasm/index.js';
 
-// Header fields this file rewrites (docs/FORMAT.md, BG_HEADER_FIELDS).
-const KEY_ENCODING_OFFSET = headerOffset('keyEncoding');
-const CAPACITY_OFFSET = headerOffset('capacity'); // u64, little-endian
-const CHECKSUM_OFFSET = headerOffset('checksum');
 const CHECKSUM_COVERS = headerOffset('version'); // the checksum covers bytes [16, end)
 const ENCODINGS = { utf8: KEY_ENCODING_IDS.get('utf8'), sha1: KEY_ENCODING_IDS.get('sha1') };
 
@@ -92,25 +89,26 @@ export class DigestKeyFilter {
     return stats;
   }
 
-  /** The .bgf bytes, with the real key encoding and the checksum that goes with it. */
+  /**
+   * The .bgf file, with the real key encoding (and a one-pass fuse filter's
+   * capacity) and the checksum that goes with them, handed to `write(view)`
+   * straight from wasm memory (see serializeTo in filter.js). Returns its length.
+   */
+  serializeTo(write) {
+    const overrides = { keyEncoding: ENCODINGS[this.#encoding] };
+    if (this.#capacity !== null) overrides.capacity = this.#capacity;
+    return serializeTo(this.#filter, (view) => {
+      if (view.length < CHECKSUM_COVERS) throw new Error('unexpected header in a serialized filter');
+      write(view);
+    }, overrides);
+  }
+
+  /** The .bgf bytes (a copy: serializeTo avoids it). */
   serialize() {
-    const bytes = this.#filter.serialize();
-    if (bytes.length < CHECKSUM_COVERS || bytes[KEY_ENCODING_OFFSET] !== ENCODINGS.utf8) {
-      throw new Error('unexpected header in a serialized utf8 filter');
-    }
-    bytes[KEY_ENCODING_OFFSET] = ENCODINGS[this.#encoding];
-    if (this.#capacity !== null) {
-      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
-      view.setUint32(CAPACITY_OFFSET, this.#capacity % 0x100000000, true);
-      view.setUint32(CAPACITY_OFFSET + 4, Math.floor(this.#capacity / 0x100000000), true);
-    }
-    const checksum = new wasm.FileChecksum();
-    try {
-      checksum.update(bytes);
-      bytes.set(checksum.digestBytes(), CHECKSUM_OFFSET);
-    } finally {
-      checksum.free();
-    }
+    let bytes = null;
+    this.serializeTo((view) => {
+      bytes = view.slice();
+    });
     return bytes;
   }
 

@@ -3,10 +3,10 @@
  * read the results, release. One function per verb of the filter API, plus
  * the key hash of sharded builds and the URL functions.
  */
-import { INFO_BYTES, INFO_SLOTS, URL_MATCH, readInfo } from './contract.js';
+import { HEADER_FIELDS, INFO_BYTES, INFO_SLOTS, URL_MATCH, readInfo } from './contract.js';
 import {
   ex, HEAPF64, HEAPU32, HEAPU8, MISC_BYTES, MISC_F64, MISC_HASH, MISC_OFFSETS, MISC_OUT_PTR, MISC_SIZE_T,
-  MISC_URL_MATCH, check, mallocOrThrow, miscPtr, statusError, statusName,
+  MISC_URL_MATCH, check, mallocOrThrow, miscPtr, statusCode, statusError, statusName,
 } from './module.js';
 import {
   BATCH_PACKED_BYTES, arena, arenaReserve, arenaShrink, keyPtr, releaseKey, runBatch, packedKeys, scratchPtr,
@@ -189,6 +189,52 @@ export function filterSerialize(filter) {
     check(ex.bg_filter_serialize(filter, ptr, size, written));
     return HEAPU8.slice(ptr, ptr + HEAPU32[written >>> 2]);
   } finally {
+    ex.free(ptr);
+  }
+}
+
+const headerField = (name) => HEADER_FIELDS.find((field) => field.name === name);
+
+/**
+ * Serialize straight to a sink, with no copy out of wasm memory: `write(view)`
+ * gets the file as a view of wasm memory and must consume it synchronously
+ * (fs.writeSync): the view is valid only during the call. Peak memory is the
+ * filter and one serialized copy, where serialize() adds a third (the
+ * JavaScript copy). `overrides` sets u8/u64 header fields by name (the CLI's
+ * hibp fast path relabels its key encoding and sets a one-pass fuse
+ * filter's capacity); the checksum is then restamped in place by the core's
+ * hasher. Returns the file's length.
+ * @param {(view: Uint8Array) => void} write
+ * @param {Record<string, number>} [overrides]
+ */
+export function filterSerializeTo(filter, write, overrides) {
+  const size = ex.bg_filter_serialized_size(filter) >>> 0;
+  const ptr = mallocOrThrow(size);
+  let hasher = 0;
+  try {
+    const written = miscPtr + MISC_SIZE_T;
+    check(ex.bg_filter_serialize(filter, ptr, size, written));
+    const length = HEAPU32[written >>> 2];
+    if (overrides !== undefined && Object.keys(overrides).length > 0) {
+      const view = new DataView(HEAPU8.buffer, ptr, length);
+      for (const [name, value] of Object.entries(overrides)) {
+        const field = headerField(name);
+        if (field === undefined || field.fixed) throw new RangeError(`no settable header field '${name}'`);
+        if (field.type === 'u8') view.setUint8(field.offset, value);
+        else if (field.type === 'u64') view.setBigUint64(field.offset, BigInt(value), true);
+        else throw new RangeError(`header field '${name}' (${field.type}) cannot be overridden`);
+      }
+      hasher = ex.bg_file_hasher_new() >>> 0;
+      if (hasher === 0) throw statusError(statusCode('E_NOMEM'));
+      ex.bg_file_hasher_update(hasher, ptr, length);
+      const digest = miscPtr + MISC_HASH;
+      ex.bgw_file_hasher_digest(hasher, digest);
+      HEAPU8.copyWithin(ptr + headerField('checksum').offset, digest, digest + 8);
+    }
+    write(HEAPU8.subarray(ptr, ptr + length));
+    return length;
+  } finally {
+    if (hasher !== 0) ex.bg_file_hasher_free(hasher);
     ex.free(ptr);
   }
 }

@@ -22,6 +22,6 @@ export {
   filterAdd, filterAddAll, filterAddH1, filterAddKey, filterClear, filterContains, filterContainsKey,
   filterContainsMany, filterCreate, filterFree, filterFromBytes, filterInfo, filterMatchUrl, filterMerge,
   filterMetadataText, filterRemove, filterRemoveKey, filterSeal, filterSerialize, filterSetIdentity,
-  filterSetMetadata, filterToClassic, hashWords, urlCanonicalize, urlExpressions,
+  filterSerializeTo, filterSetMetadata, filterToClassic, hashWords, urlCanonicalize, urlExpressions,
 } from './calls.js';
 export { applyDelta, deltaInfo, encodeDelta } from './deltas.js';
