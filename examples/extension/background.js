@@ -1,30 +1,47 @@
 /**
  * The extension's service worker: loads the wasm module and a url filter,
  * checks top-level navigations, sends listed pages to warning.html, and keeps
- * the filter fresh from a configured URL.
+ * the filter fresh from a filter site (`bloomgate publish`) with openFilter().
  *
  * MV3 service workers forbid dynamic import(), so the library is imported
  * statically and the module is handed to init() explicitly (compiled here,
  * which the CSP allows through 'wasm-unsafe-eval').
+ *
+ * The worker is stopped when idle and started again by the next event, often
+ * a navigation: it answers that first check from the copy openFilter() keeps
+ * in IndexedDB (bytes, no base64, no size cap), with no network.
  */
-import { checkUrl, createGate, init, loadFilter } from './vendor/js/index.js';
+import { checkUrl, createGate, indexedDbStorage, init, loadFilter, openFilter } from './vendor/js/index.js';
+
+/**
+ * This start of the worker: when it began (ms since the epoch), and when it had
+ * a filter and answered its first navigation (ms after it began, on its own clock).
+ */
+const coldStart = {
+  startedAt: Math.round(performance.timeOrigin),
+  scriptMs: performance.now(), // the library's modules loaded and evaluated
+  wasmMs: null,
+  readyMs: null,
+  firstCheckMs: null,
+  source: null,
+};
 
 const WASM_PATH = 'vendor/wasm/bloomgate.wasm';
 const BUNDLED_FILTER = 'filters/urls.bgf';
 const ALARM = 'bloomgate-update';
 const DEFAULT_SETTINGS = {
-  /** Where newer generations of the filter are published ('' = never update). */
-  updateUrl: '',
-  /** Optional SRI ("sha256-...") the download must match. */
-  updateIntegrity: '',
+  /** The filter site's manifest.json, as `bloomgate publish` writes it ('' = the bundled filter, never updated). */
+  manifestUrl: '',
   /** Optional hash-prefix endpoint (GET {hashesUrl}/{8 hex}) to confirm "maybe" answers. */
   hashesUrl: '',
-  /** How often to look for a new filter. */
+  /** How often to look for a new generation (never more often than the manifest's minRefreshSeconds). */
   updateMinutes: 360,
 };
 const REDIRECT_DEDUPE_MS = 3000;
+/** The filter copies: one per manifest URL, in this extension's IndexedDB. */
+const storage = indexedDbStorage({ name: 'bloomgate-extension' });
 
-/** { filter, source, updatedAt }: the filter in use. */
+/** { filter, kind: 'bundled' | 'live' }: the filter in use (a live one is a FreshFilter). */
 let current = null;
 /** url -> the listed expression that matched, from the last confirmation. */
 const matchedExpression = new Map();
@@ -56,21 +73,8 @@ const makeGate = () => createGate({
 });
 
 /* ------------------------------------------------------------------------ */
-/* Filter: bundled, stored, updated                                          */
+/* Filter: bundled, or kept fresh from a filter site                         */
 /* ------------------------------------------------------------------------ */
-
-function toBase64(bytes) {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
-}
-
-function fromBase64(text) {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
 
 async function getSettings() {
   const { settings } = await chrome.storage.local.get('settings');
@@ -81,42 +85,79 @@ function describeError(error) {
   return { code: error?.code ?? error?.name ?? 'Error', message: String(error?.message ?? error) };
 }
 
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** What the popup shows as the last update's result. */
+function recordUpdate(result) {
+  return chrome.storage.local.set({ lastUpdate: { at: Date.now(), ...result } }).catch(() => {});
+}
+
 async function compileWasm() {
   const response = await fetch(chrome.runtime.getURL(WASM_PATH));
   return WebAssembly.compile(await response.arrayBuffer());
 }
 
-function use(filter, source, updatedAt) {
-  const previous = current;
-  current = { filter, source, updatedAt };
-  if (gate === null) gate = makeGate();
-  gate.clearCache();
+/** Answers may change with the filter: forget the cached ones. */
+function filterChanged() {
+  gate?.clearCache();
   matchedExpression.clear();
-  previous?.filter.free();
 }
 
-/** The bundled filter, unless storage holds a newer generation of the same list (or another list). */
+function use(filter, kind) {
+  const previous = current;
+  current = { filter, kind };
+  if (gate === null) gate = makeGate();
+  filterChanged();
+  if (previous && previous.filter !== filter) (previous.kind === 'live' ? previous.filter.close() : previous.filter.free());
+}
+
+/**
+ * A live filter for the configured manifest: the IndexedDB copy at once when
+ * there is one (it asks the site in the background when its interval has
+ * passed), else the site's full file. Updates replace it only after the
+ * downloaded delta or file passes its SRI digest and the core's checksums and
+ * is a newer generation of the same list; otherwise the last good filter stays
+ * and the popup says why (E_DELTA, E_INTEGRITY, E_FETCH, E_STALE, ...).
+ */
+function openLive(settings) {
+  return openFilter(settings.manifestUrl, {
+    storage,
+    refreshSeconds: Math.max(60, settings.updateMinutes * 60),
+    onUpdate: (update) => {
+      filterChanged();
+      const how = update.source === 'delta' ? 'a delta' : 'the full file';
+      recordUpdate({ ok: true, changed: true, source: update.source, message: `now using generation ${update.generation} (${how}, ${formatBytes(update.bytes)})` });
+    },
+    onCheck: (check) => {
+      if (!check.changed) recordUpdate({ ok: true, changed: false, message: `generation ${check.generation} is up to date${check.notModified ? ' (not modified)' : ''}` });
+    },
+    onError: (error, detail) => recordUpdate({ ok: false, ...describeError(error), stage: detail.stage }),
+  });
+}
+
+/** The live filter when a manifest is configured and it opens; the bundled filter otherwise. */
 async function start() {
   await init(compileWasm());
-  const bundled = await loadFilter(chrome.runtime.getURL(BUNDLED_FILTER));
-  const { storedFilter } = await chrome.storage.local.get('storedFilter');
-  if (storedFilter) {
+  coldStart.wasmMs = performance.now();
+  const settings = await getSettings();
+  if (settings.manifestUrl) {
     try {
-      const stored = await loadFilter(fromBase64(storedFilter.data));
-      const a = stored.stats();
-      const b = bundled.stats();
-      if (stored.keyEncoding === 'url' && (a.listId !== b.listId || a.generation >= b.generation)) {
-        bundled.free();
-        use(stored, storedFilter.source, storedFilter.updatedAt);
-        return;
-      }
-      stored.free();
+      use(await openLive(settings), 'live');
+      coldStart.source = current.filter.stats().source;
+      coldStart.readyMs = performance.now();
+      return;
     } catch (error) {
-      // Storage was damaged: fall back to the bundled filter and say so in the popup.
-      await chrome.storage.local.set({ lastUpdate: { ok: false, at: Date.now(), ...describeError(error), what: 'stored filter unreadable; using the bundled one' } });
+      // Nothing persisted and the site unreachable: the bundled filter until an update works.
+      await recordUpdate({ ok: false, ...describeError(error) });
     }
   }
-  use(bundled, 'bundled', null);
+  use(await loadFilter(chrome.runtime.getURL(BUNDLED_FILTER)), 'bundled');
+  coldStart.source = 'bundled';
+  coldStart.readyMs = performance.now();
 }
 
 let ready = start();
@@ -132,50 +173,29 @@ async function whenReady() {
 }
 
 /**
- * Download the configured filter. Only a filter that downloads completely,
- * passes the SRI and checksum checks, is a url filter and is not an older
- * generation of the same list replaces the current one; otherwise the last
- * good filter stays and the popup shows why.
+ * Look for a newer generation now (force: even when the manifest's interval
+ * has not passed, for "Update now"). With no live filter yet, or a new
+ * manifest URL, open one; it replaces the filter in use only once it opened.
  */
-async function updateFilter() {
+async function updateFilter({ force = false } = {}) {
   await whenReady();
   const settings = await getSettings();
-  const at = Date.now();
-  let result;
-  if (!settings.updateUrl) {
-    result = { ok: false, at, code: 'NO_URL', message: 'no update URL is configured' };
-  } else {
-    let filter = null;
+  if (!settings.manifestUrl) {
+    await recordUpdate({ ok: false, code: 'NO_URL', message: 'no filter manifest URL is configured' });
+  } else if (current.kind !== 'live' || current.filter.manifestUrl !== new URL(settings.manifestUrl).href) {
     try {
-      filter = await loadFilter(settings.updateUrl, {
-        integrity: settings.updateIntegrity || undefined,
-        signal: AbortSignal.timeout(60000),
-        fetch: (input, init) => fetch(input, { ...init, cache: 'no-cache' }),
-      });
-      if (filter.keyEncoding !== 'url') {
-        throw Object.assign(new Error(`the download is a '${filter.keyEncoding}' filter, not a url filter`), { code: 'E_KEY_ENCODING' });
-      }
-      const next = filter.stats();
-      const now = current.filter.stats();
-      if (next.listId === now.listId && next.generation < now.generation) {
-        throw Object.assign(new Error(`the download is generation ${next.generation}, older than ${now.generation} in use`), { code: 'E_STALE' });
-      }
-      if (next.listId === now.listId && next.generation === now.generation) {
-        result = { ok: true, at, changed: false, message: `generation ${next.generation} is already in use` };
-        filter.free();
-      } else {
-        await chrome.storage.local.set({ storedFilter: { data: toBase64(filter.serialize()), source: settings.updateUrl, updatedAt: at } });
-        use(filter, settings.updateUrl, at);
-        result = { ok: true, at, changed: true, message: `now using generation ${next.generation}` };
-      }
-      filter = null;
+      use(await openLive(settings), 'live');
     } catch (error) {
-      filter?.free();
-      result = { ok: false, at, ...describeError(error) };
+      await recordUpdate({ ok: false, ...describeError(error) });
+    }
+  } else {
+    const outcome = await current.filter.refresh({ force });
+    if (!outcome.checked) {
+      await recordUpdate({ ok: true, changed: false, message: `not asked: the site allows the next check at ${new Date(outcome.nextCheck).toLocaleTimeString()}` });
     }
   }
-  await chrome.storage.local.set({ lastUpdate: result });
-  return result;
+  const { lastUpdate } = await chrome.storage.local.get('lastUpdate');
+  return lastUpdate;
 }
 
 async function schedule() {
@@ -203,6 +223,7 @@ async function allowedExpressions() {
 async function listedExpression(url) {
   await whenReady();
   const { listed } = await gate.check(url);
+  coldStart.firstCheckMs ??= performance.now();
   if (!listed) return null;
   let expression = matchedExpression.get(url);
   if (!expression) expression = (await checkUrl(url, { filter: current.filter })).expression ?? url;
@@ -276,9 +297,14 @@ async function status() {
       items: stats.n,
       errorRate: stats.errorRate,
       kind: stats.kind,
-      source: current.source,
-      updatedAt: current.updatedAt,
+      // 'bundled', or how the live filter's generation arrived: 'persisted', 'full' or 'delta'
+      source: current.kind === 'bundled' ? 'bundled' : stats.source,
+      manifestUrl: current.kind === 'live' ? current.filter.manifestUrl : null,
+      updatedAt: current.kind === 'live' ? stats.lastUpdate : null,
+      lastCheck: current.kind === 'live' ? stats.lastCheck : null,
+      bytesDownloaded: current.kind === 'live' ? stats.bytesDownloaded : 0,
     },
+    coldStart,
     gate: gate.stats(),
     lastUpdate: lastUpdate ?? null,
     settings,
@@ -287,16 +313,19 @@ async function status() {
 
 async function saveSettings(input) {
   const settings = await getSettings();
-  for (const key of ['updateUrl', 'updateIntegrity', 'hashesUrl']) {
+  const previousUrl = settings.manifestUrl;
+  for (const key of ['manifestUrl', 'hashesUrl']) {
     if (typeof input[key] === 'string') settings[key] = input[key].trim();
   }
   if (Number.isFinite(input.updateMinutes)) settings.updateMinutes = Math.max(1, Math.round(input.updateMinutes));
-  for (const key of ['updateUrl', 'hashesUrl']) {
+  for (const key of ['manifestUrl', 'hashesUrl']) {
     if (settings[key] && !/^https?:\/\//i.test(settings[key])) throw new TypeError(`${key} must be an http(s) URL`);
   }
   await chrome.storage.local.set({ settings });
   gate?.clearCache();
   await schedule();
+  // A new site: open it now (the filter in use stays until it has opened).
+  if (settings.manifestUrl && settings.manifestUrl !== previousUrl) await updateFilter();
   return settings;
 }
 
@@ -310,7 +339,7 @@ async function allow(expression) {
 
 const handlers = {
   status: () => status(),
-  update: async () => ({ update: await updateFilter(), status: await status() }),
+  update: async () => ({ update: await updateFilter({ force: true }), status: await status() }),
   settings: async (message) => ({ settings: await saveSettings(message.settings ?? {}) }),
   allow: (message) => allow(message.expression),
 };

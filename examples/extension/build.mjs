@@ -7,8 +7,8 @@
  *
  * Options: --list FILE (default blocklist.txt beside this script), --generation N (default 1).
  *
- * It copies the browser half of the library (js/*.js without the CLI, the
- * server and the Node-only files) to vendor/js/, wasm/bloomgate.wasm to
+ * It copies the browser half of the library (js/*.js and js/wasm/*.js without
+ * the CLI, the server and the Node-only files) to vendor/js/, wasm/bloomgate.wasm to
  * vendor/wasm/, and builds filters/urls.bgf (key encoding url) from the list.
  * vendor/ and filters/ are generated: they are gitignored.
  */
@@ -28,7 +28,7 @@ export const EXTENSION_FILES = [
   'manifest.json', 'background.js', 'warning.html', 'warning.js', 'popup.html', 'popup.js', 'extension.css',
 ];
 /** Library files that need Node (or are the CLI): not shipped in the extension. */
-const NODE_ONLY = new Set(['cli.js', 'server.js', 'store.js', 'wasm-bytes-node.js', 'local-file-node.js']);
+const NODE_ONLY = new Set(['cli.js', 'server.js', 'store.js', 'wasm-bytes-node.js', 'local-file-node.js', 'persist-dir.js']);
 
 /** The list's identity: the same for every generation of this example list. */
 export const LIST_ID = createHash('sha256').update('bloomgate example phishing list').digest('hex').slice(0, 32);
@@ -66,13 +66,18 @@ export async function buildUrlFilter(entries, options = {}) {
   }
 }
 
+/** Library folders the browser needs besides js/ itself (js/cli/ is Node's). */
+const BROWSER_FOLDERS = ['wasm'];
+
 /** Copy the library into DIR/vendor/. */
 async function copyLibrary(dir) {
-  await mkdir(join(dir, 'vendor', 'js'), { recursive: true });
   await mkdir(join(dir, 'vendor', 'wasm'), { recursive: true });
-  for (const name of await readdir(join(root, 'js'))) {
-    if (!name.endsWith('.js') || NODE_ONLY.has(name)) continue;
-    await copyFile(join(root, 'js', name), join(dir, 'vendor', 'js', name));
+  for (const folder of ['', ...BROWSER_FOLDERS]) {
+    await mkdir(join(dir, 'vendor', 'js', folder), { recursive: true });
+    for (const name of await readdir(join(root, 'js', folder))) {
+      if (!name.endsWith('.js') || NODE_ONLY.has(name)) continue;
+      await copyFile(join(root, 'js', folder, name), join(dir, 'vendor', 'js', folder, name));
+    }
   }
   await copyFile(join(root, 'wasm', 'bloomgate.wasm'), join(dir, 'vendor', 'wasm', 'bloomgate.wasm'));
 }

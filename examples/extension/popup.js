@@ -15,6 +15,24 @@ function formatUpdate(update) {
   return `Last update failed (${when}): ${update.code}: ${update.message}. Still using the last good filter.`;
 }
 
+const SOURCES = {
+  persisted: 'the copy in IndexedDB of',
+  full: 'the full file from',
+  delta: 'a delta from',
+};
+
+function describeSource(filter) {
+  if (filter.source === 'bundled') return 'bundled with the extension';
+  return `${SOURCES[filter.source] ?? filter.source} ${filter.manifestUrl}`;
+}
+
+/** How long the worker took, the last time it started, to have a filter and to answer its first check. */
+function describeColdStart(cold) {
+  if (!cold || cold.readyMs === null) return 'starting';
+  const first = cold.firstCheckMs === null ? 'no navigation checked yet' : `first check answered at ${cold.firstCheckMs.toFixed(0)} ms`;
+  return `filter ready at ${cold.readyMs.toFixed(0)} ms (${cold.source}), ${first}`;
+}
+
 function render(state) {
   if (!state?.ok) {
     $('last-update').textContent = `The filter is not loaded: ${state?.error?.message ?? 'no answer from the extension'}`;
@@ -25,7 +43,8 @@ function render(state) {
   $('list-id').textContent = filter.listId;
   $('size').textContent = `${formatBytes(filter.serializedBytes)} (${filter.kind}, target error rate ${filter.errorRate})`;
   $('items').textContent = number.format(filter.items);
-  $('source').textContent = filter.source === 'bundled' ? 'bundled with the extension' : filter.source;
+  $('source').textContent = describeSource(filter);
+  $('cold-start').textContent = describeColdStart(state.coldStart);
   $('last-update').textContent = formatUpdate(lastUpdate);
   $('checks').textContent = number.format(gate.checks);
   $('local').textContent = number.format(gate.localNegatives);
@@ -34,7 +53,7 @@ function render(state) {
   $('false-positives').textContent = number.format(gate.falsePositives);
   $('cache-hits').textContent = number.format(gate.cacheHits);
   $('errors').textContent = number.format(gate.errors);
-  for (const [id, key] of [['update-url', 'updateUrl'], ['update-integrity', 'updateIntegrity'], ['hashes-url', 'hashesUrl']]) {
+  for (const [id, key] of [['manifest-url', 'manifestUrl'], ['hashes-url', 'hashesUrl']]) {
     if (document.activeElement !== $(id)) $(id).value = settings[key] ?? '';
   }
   document.body.dataset.ready = 'true';

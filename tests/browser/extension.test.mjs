@@ -2,6 +2,10 @@
  * End-to-end: the example MV3 extension (examples/extension) in Debian's
  * headless Chromium, loaded with --load-extension. A local site on 127.0.0.1
  * stands in for the web; the bundled list holds the expression 127.0.0.1/phish/.
+ * A filter site (bench/fresh-site.mjs, on another port) publishes later
+ * generations of the list with their deltas and manifest.json, as
+ * `bloomgate publish` does; the worker follows it with openFilter(), keeps the
+ * copy in IndexedDB, and answers its first check after a restart from it.
  *
  * Run: node --test tests/browser/extension.test.mjs (needs /usr/bin/chromium,
  * or BG_CHROMIUM). Writes docs/images/extension-warning.png.
@@ -16,7 +20,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { CHROMIUM, launch } from './browser.mjs';
-import { buildExtension, buildUrlFilter, parseList } from '../../examples/extension/build.mjs';
+import { FilterSite, sri } from '../../bench/fresh-site.mjs';
+import { LIST_ID, buildExtension, buildUrlFilter, parseList } from '../../examples/extension/build.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const hasChromium = existsSync(CHROMIUM);
@@ -70,22 +75,25 @@ describe('MV3 extension in headless Chromium', { skip: hasChromium ? false : `no
   let extensionId;
   let tab;
   let popup;
+  let filterSite;
 
   before(async () => {
     buildDir = await mkdtemp(join(tmpdir(), 'bloomgate-extension-'));
     await buildExtension({ out: buildDir });
-    // Generation 2 of the same list adds /phish2/; a corrupt copy must be refused.
+    // Generations 2, 3 and 4 of the same list add /phish2/, /phish3/ and /phish4/ (same geometry).
     const list = parseList(await readFile(join(root, 'examples', 'extension', 'blocklist.txt'), 'utf8'));
-    const v2 = await buildUrlFilter([...list, '127.0.0.1/phish2/'], { generation: 2 });
-    const corrupt = Uint8Array.from(v2);
-    corrupt[corrupt.length - 1] ^= 0xff;
-    const bgf = (bytes) => ({ type: 'application/octet-stream', body: Buffer.from(bytes) });
+    const files = [null, null];
+    for (const g of [2, 3, 4]) {
+      const added = [2, 3, 4].filter((n) => n <= g).map((n) => `127.0.0.1/phish${n}/`);
+      files.push(await buildUrlFilter([...list, ...added], { generation: g }));
+    }
+    filterSite = new FilterSite({ listId: LIST_ID, files });
+    await filterSite.start();
     site = await startSite({
       '/clean/': page('Clean page'),
       '/phish/login.html': page('Listed page'),
       '/phish2/': page('Newly listed page'),
-      '/filters/v2.bgf': bgf(v2),
-      '/filters/corrupt.bgf': bgf(corrupt),
+      '/phish3/': page('Listed in generation 3'),
     });
     browser = await launch([`--disable-extensions-except=${buildDir}`, `--load-extension=${buildDir}`]);
     const context = browser.context;
@@ -98,6 +106,7 @@ describe('MV3 extension in headless Chromium', { skip: hasChromium ? false : `no
   after(async () => {
     await browser?.close();
     await site?.close();
+    await filterSite?.stop();
     if (buildDir) await rm(buildDir, { recursive: true, force: true });
   });
 
@@ -181,38 +190,71 @@ describe('MV3 extension in headless Chromium', { skip: hasChromium ? false : `no
     await expectStays(`${site.origin}/phish/login.html?again=1`, 'Listed page');
   });
 
-  it('updates to a newer generation from the configured URL', async () => {
+  /** Save a manifest URL in the popup's settings (the worker opens it at once). */
+  async function configure(manifestUrl) {
     await openPopup();
-    await popup.fill('#update-url', `${site.origin}/filters/v2.bgf`);
+    await popup.fill('#manifest-url', manifestUrl);
     await popup.click('#settings button[type="submit"]');
-    await popup.waitForSelector('#settings-message:text("Saved.")');
+    await popup.waitForSelector('#settings-message:text("Saved.")', { timeout: 15000 });
+  }
+
+  async function updateNow(until) {
+    await openPopup();
     await popup.click('#update');
+    await popup.waitForFunction(until, null, { timeout: 15000 });
+  }
+
+  it('opens the filter site: the full file of generation 2 the first time', async () => {
+    filterSite.publish(2);
+    filterSite.clearLog();
+    await configure(filterSite.manifestUrl);
+    await openPopup();
     await popup.waitForFunction(() => document.getElementById('generation').textContent === '2', null, { timeout: 10000 });
-    assert.match(await popup.textContent('#last-update'), /now using generation 2/);
-    assert.equal(await popup.textContent('#source'), `${site.origin}/filters/v2.bgf`);
+    assert.match(await popup.textContent('#last-update'), /now using generation 2 \(the full file/);
+    assert.equal(await popup.textContent('#source'), `the full file from ${filterSite.manifestUrl}`);
+    assert.deepEqual(filterSite.paths(), ['/manifest.json', '/filter-2.bgf']);
     const listed = `${site.origin}/phish2/`;
     await visit(listed);
     await expectWarning(listed, '127.0.0.1/phish2/');
   });
 
-  it('keeps the last good filter when an update is corrupt or fails to download', async () => {
-    for (const [path, code] of [['/filters/corrupt.bgf', /E_CHECKSUM|E_TRUNCATED|E_PAYLOAD/], ['/filters/missing.bgf', /E_FETCH/]]) {
-      await openPopup();
-      await popup.fill('#update-url', `${site.origin}${path}`);
-      await popup.click('#settings button[type="submit"]');
-      await popup.waitForSelector('#settings-message:text("Saved.")');
-      await popup.click('#update');
-      await popup.waitForFunction(() => /failed/.test(document.getElementById('last-update').textContent), null, { timeout: 10000 });
-      const message = await popup.textContent('#last-update');
-      assert.match(message, code);
-      assert.match(message, /last good filter/);
-      assert.equal(await popup.textContent('#generation'), '2');
-    }
+  it('takes generation 3 as a delta: the .bgd is requested, the .bgf is not', async () => {
+    filterSite.publish(3, { deltasFrom: [2] });
+    filterSite.clearLog();
+    await updateNow(() => document.getElementById('generation').textContent === '3');
+    assert.match(await popup.textContent('#last-update'), /now using generation 3 \(a delta/);
+    assert.equal(await popup.textContent('#source'), `a delta from ${filterSite.manifestUrl}`);
+    assert.deepEqual(filterSite.paths(), ['/manifest.json', '/delta-2-3.bgd']);
     await visit(`${site.origin}/clean/`);
     await expectStays(`${site.origin}/clean/`, 'Clean page');
-    const listed = `${site.origin}/phish2/`;
+    const listed = `${site.origin}/phish3/`;
     await visit(listed);
-    await expectWarning(listed, '127.0.0.1/phish2/');
+    await expectWarning(listed, '127.0.0.1/phish3/');
+  });
+
+  it('keeps the last good filter when a delta is corrupt or the site is down', async () => {
+    const bad = Uint8Array.from(filterSite.delta(3, 4));
+    bad[bad.length - 4] ^= 0x33;
+    filterSite.publish(4, { deltasFrom: [3] });
+    filterSite.files.set('/delta-3-4.bgd', bad);
+    filterSite.files.delete('/filter-4.bgf');
+    filterSite.setManifest({ ...filterSite.manifest, deltas: [{ from: 3, url: 'delta-3-4.bgd', length: bad.length, integrity: sri(bad) }] });
+    filterSite.clearLog();
+    await updateNow(() => /failed/.test(document.getElementById('last-update').textContent));
+    assert.deepEqual(filterSite.paths(), ['/manifest.json', '/delta-3-4.bgd', '/filter-4.bgf']);
+    assert.match(await popup.textContent('#last-update'), /E_FETCH/); // the delta was refused, then the full file was missing
+    assert.match(await popup.textContent('#last-update'), /last good filter/);
+    assert.equal(await popup.textContent('#generation'), '3');
+    await filterSite.stop();
+    await popup.evaluate(() => { document.getElementById('last-update').textContent = ''; });
+    await updateNow(() => /failed/.test(document.getElementById('last-update').textContent));
+    assert.match(await popup.textContent('#last-update'), /E_FETCH/);
+    assert.equal(await popup.textContent('#generation'), '3');
+    await visit(`${site.origin}/clean/`);
+    await expectStays(`${site.origin}/clean/`, 'Clean page');
+    const listed = `${site.origin}/phish3/`;
+    await visit(listed);
+    await expectWarning(listed, '127.0.0.1/phish3/');
   });
 
   it("shows the gate's counters in the popup", async () => {
@@ -223,5 +265,31 @@ describe('MV3 extension in headless Chromium', { skip: hasChromium ? false : `no
     assert.ok(checks >= 6, `checks: ${checks}`);
     assert.ok(local >= 1, `answered locally: ${local}`);
     assert.ok(listed >= 2, `listed: ${listed}`);
+  });
+  it('after the worker stops, answers its first navigation from the IndexedDB copy, site still down (timed)', async (t) => {
+    await openPopup();
+    const before = await popup.evaluate(() => chrome.runtime.sendMessage({ type: 'status' }));
+    await popup.goto('about:blank'); // no extension page keeps the worker alive
+    // Stop every service worker (the extension's among them), as Chromium does when one is idle.
+    const cdp = await browser.context.newCDPSession(tab);
+    await cdp.send('ServiceWorker.enable');
+    await cdp.send('ServiceWorker.stopAllWorkers');
+    await cdp.detach();
+    await visit(`${site.origin}/clean/`); // wakes the worker: the first navigation it checks
+    await expectStays(`${site.origin}/clean/`, 'Clean page');
+    const listed = `${site.origin}/phish3/`;
+    await visit(listed);
+    await expectWarning(listed, '127.0.0.1/phish3/');
+    await openPopup();
+    const state = await popup.evaluate(() => chrome.runtime.sendMessage({ type: 'status' }));
+    assert.ok(state.coldStart.startedAt > before.coldStart.startedAt, 'a new start of the worker');
+    assert.equal(state.filter.generation, 3);
+    assert.equal(state.filter.source, 'persisted');
+    assert.equal(state.coldStart.source, 'persisted');
+    assert.ok(state.coldStart.readyMs > 0 && state.coldStart.firstCheckMs >= state.coldStart.readyMs, JSON.stringify(state.coldStart));
+    assert.equal(await popup.textContent('#source'), `the copy in IndexedDB of ${filterSite.manifestUrl}`);
+    t.diagnostic(`extension cold start (${state.filter.serializedBytes}-byte filter from IndexedDB, site down): ` +
+      `script evaluated at ${state.coldStart.scriptMs.toFixed(1)} ms, wasm instantiated at ${state.coldStart.wasmMs.toFixed(1)} ms, ` +
+      `filter ready at ${state.coldStart.readyMs.toFixed(1)} ms, first navigation answered at ${state.coldStart.firstCheckMs.toFixed(1)} ms after the worker started`);
   });
 });
