@@ -98,12 +98,17 @@ int main(int argc, char **argv) {
   printf("export const URL_MAX_LENGTH = %u;\n", BG_URL_MAX_LENGTH);
   printf("export const SHA256_CTX_SIZE = %u;\n\n", BG__SHA256_CTX_SIZE);
 
-  printf("/** Filter kinds by header id: static (sealed once), remove, merge, classicSized (m, k from sizeFor). */\n");
+  printf(
+      "/** Filter kinds by header id: static (sealed once), remove, merge, classicSized (m, k from sizeFor). */\n");
   printf("export const KINDS = Object.freeze([\n");
-#define PRINT_KIND(ID, name, id, properties)                                                               \
+  /* clang-format 14 takes `(properties) & X` for a cast and would write `(properties)&X`. */
+  /* clang-format off */
+#define PRINT_KIND(ID, name, id, properties)                                                                \
   printf("  Object.freeze({ id: %d, name: '%s', static: %s, remove: %s, merge: %s, classicSized: %s }),\n", \
-         id, #name, (properties) & BG_KP_STATIC ? "true" : "false", (properties) & BG_KP_REMOVE ? "true" : "false", \
-         (properties) & BG_KP_MERGE ? "true" : "false", (properties) & BG_KP_CLASSIC_SIZED ? "true" : "false");
+         id, #name, (properties) & BG_KP_STATIC ? "true" : "false",                                         \
+         (properties) & BG_KP_REMOVE ? "true" : "false", (properties) & BG_KP_MERGE ? "true" : "false",     \
+         (properties) & BG_KP_CLASSIC_SIZED ? "true" : "false");
+  /* clang-format on */
   BG_KIND_LIST(PRINT_KIND)
 #undef PRINT_KIND
   printf("]);\n\n");
@@ -122,9 +127,10 @@ int main(int argc, char **argv) {
 
   printf("/** Status codes: what a failure means (class: data, usage, resource, internal) and says. */\n");
   printf("export const STATUSES = Object.freeze([\n");
-#define PRINT_STATUS(name, value, class_name, message)                                           \
-  printf("  Object.freeze({ code: %d, name: '%s', class: '%s', message: ", value, #name, lower_class(#class_name)); \
-  put_js_string(message);                                                                         \
+#define PRINT_STATUS(name, value, class_name, message)                                   \
+  printf("  Object.freeze({ code: %d, name: '%s', class: '%s', message: ", value, #name, \
+         lower_class(#class_name));                                                      \
+  put_js_string(message);                                                                \
   printf(" }),\n");
   BG_STATUS_LIST(PRINT_STATUS)
 #undef PRINT_STATUS
@@ -132,18 +138,20 @@ int main(int argc, char **argv) {
 
   printf("/** The fixed .bgf header, byte by byte (docs/FORMAT.md). */\n");
   printf("export const HEADER_FIELDS = Object.freeze([\n");
-#define PRINT_FIELD(name, offset, size, type, role)                                                   \
-  printf("  Object.freeze({ name: '"), put_camel(#name),                                               \
-      printf("', offset: %d, size: %d, type: '%s', fixed: %s }),\n", offset, size, #type,              \
+#define PRINT_FIELD(name, offset, size, type, role)                                       \
+  printf("  Object.freeze({ name: '"), put_camel(#name),                                  \
+      printf("', offset: %d, size: %d, type: '%s', fixed: %s }),\n", offset, size, #type, \
              strcmp(#role, "FIXED") == 0 ? "true" : "false");
   BG_HEADER_FIELDS(PRINT_FIELD)
 #undef PRINT_FIELD
   printf("]);\n\n");
 
   /* Readers of the flattened structs (src/contract.h): u64 fields are two u32 halves. */
-  printf("const u64 = (lo, hi) => (hi < 0x200000 ? hi * 0x100000000 + lo : (BigInt(hi) << 32n) | BigInt(lo));\n\n");
+  printf(
+      "const u64 = (lo, hi) => (hi < 0x200000 ? hi * 0x100000000 + lo : (BigInt(hi) << 32n) | BigInt(lo));\n\n");
   int slot = 0, byte = 0;
-  printf("/** bg_header as bgw_header_peek / bgw_file_validate flatten it: f[at...] numbers, b[bAt...] bytes. */\n");
+  printf(
+      "/** bg_header as bgw_header_peek / bgw_file_validate flatten it: f[at...] numbers, b[bAt...] bytes. */\n");
   printf("export function readHeader(f, at, b, bAt) {\n  return {\n");
 #define READ_FIELD_MEMBER(name, type, size) \
   put_reader_field(#name, #type, &slot, &byte, strcmp(#type, "bytes") == 0 ? (size) : 0);
@@ -158,7 +166,8 @@ int main(int argc, char **argv) {
   byte = 0;
   printf("/** bg_info as bgw_filter_info flattens it. */\n");
   printf("export function readInfo(f, at, b, bAt) {\n  return {\n");
-#define READ_INFO(name, type) put_reader_field(#name, #type, &slot, &byte, strcmp(#type, "bytes16") == 0 ? 16 : 0);
+#define READ_INFO(name, type) \
+  put_reader_field(#name, #type, &slot, &byte, strcmp(#type, "bytes16") == 0 ? 16 : 0);
   BG_INFO_FIELDS(READ_INFO)
 #undef READ_INFO
   printf("  };\n}\n");
@@ -168,16 +177,18 @@ int main(int argc, char **argv) {
   byte = 0;
   printf("/** bg_delta_info as bgw_delta_peek flattens it. */\n");
   printf("export function readDeltaInfo(f, at, b, bAt) {\n  return {\n");
-#define READ_DELTA(name, type) put_reader_field(#name, #type, &slot, &byte, strcmp(#type, "bytes16") == 0 ? 16 : 0);
+#define READ_DELTA(name, type) \
+  put_reader_field(#name, #type, &slot, &byte, strcmp(#type, "bytes16") == 0 ? 16 : 0);
   BG_DELTA_INFO_FIELDS(READ_DELTA)
 #undef READ_DELTA
   printf("  };\n}\n");
   printf("export const DELTA_INFO_SLOTS = %d;\nexport const DELTA_INFO_BYTES = %d;\n\n", slot, byte);
 
   printf("/** Layout of bg_url_match (bg_filter_match_url's result). */\n");
-  printf("export const URL_MATCH = Object.freeze({ size: %zu, count: %zu, maybe: %zu, offsets: %zu, digests: %zu });\n\n",
-         sizeof(bg_url_match), offsetof(bg_url_match, count), offsetof(bg_url_match, maybe),
-         offsetof(bg_url_match, offsets), offsetof(bg_url_match, digests));
+  printf(
+      "export const URL_MATCH = Object.freeze({ size: %zu, count: %zu, maybe: %zu, offsets: %zu, digests: %zu });\n\n",
+      sizeof(bg_url_match), offsetof(bg_url_match, count), offsetof(bg_url_match, maybe),
+      offsetof(bg_url_match, offsets), offsetof(bg_url_match, digests));
 
   return print_exports(argv[1]);
 }

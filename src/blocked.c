@@ -47,9 +47,12 @@
 #define BG_NO_VECTORIZE
 #endif
 
-#define GROUP_WORDS 8u    /* words per group; a key sets one bit in each */
+#define GROUP_WORDS 8u /* words per group; a key sets one bit in each */
 #define GROUP_BYTES 32u
+/* clang-format 14 takes `(k) * 4u` for a cast and would write `(k)*4u`. */
+/* clang-format off */
 #define BLOCK_BYTES(k) ((size_t)(k) * 4u)
+/* clang-format on */
 
 /*
  * Odd multipliers, one per word: the high 32 bits of the first sixteen
@@ -57,9 +60,8 @@
  * (0x626c6f636b656421), with the low bit forced on. Part of the file format.
  */
 static const _Alignas(32) uint32_t SALTS[16] = {
-    0x21c0877bu, 0xd0d9e84du, 0x59d1def9u, 0xe4df1b2du, 0xabb25103u, 0x8979505du,
-    0xe6e49211u, 0xeb048ae1u, 0xe9b04f6fu, 0x3cdad399u, 0x2575f3b1u, 0xb4d04931u,
-    0xb7e4c1f3u, 0x7f475d71u, 0xffeda733u, 0x14be79ddu};
+    0x21c0877bu, 0xd0d9e84du, 0x59d1def9u, 0xe4df1b2du, 0xabb25103u, 0x8979505du, 0xe6e49211u, 0xeb048ae1u,
+    0xe9b04f6fu, 0x3cdad399u, 0x2575f3b1u, 0xb4d04931u, 0xb7e4c1f3u, 0x7f475d71u, 0xffeda733u, 0x14be79ddu};
 
 typedef struct {
   uint8_t *blocks; /* nblocks * 4k bytes, the payload as stored */
@@ -152,7 +154,8 @@ static inline __m256i group_masks(uint32_t x, const uint32_t *salts) {
 
 static inline int block_contains_vector(const uint8_t *block, uint32_t k, uint64_t h2) {
   /* testc: carry set when (~block & mask) == 0, every bit present. */
-  int present = _mm256_testc_si256(_mm256_loadu_si256((const __m256i *)block), group_masks((uint32_t)h2, SALTS));
+  int present =
+      _mm256_testc_si256(_mm256_loadu_si256((const __m256i *)block), group_masks((uint32_t)h2, SALTS));
   if (k > GROUP_WORDS)
     present &= _mm256_testc_si256(_mm256_loadu_si256((const __m256i *)(block + 32)),
                                   group_masks((uint32_t)(h2 >> 32), SALTS + 8));
@@ -162,7 +165,8 @@ static inline int block_contains_vector(const uint8_t *block, uint32_t k, uint64
 static inline void block_add_vector(uint8_t *block, uint32_t k, uint64_t h2) {
   for (uint32_t g = 0; g < k / GROUP_WORDS; g++) {
     __m256i *p = (__m256i *)(block + GROUP_BYTES * g);
-    _mm256_storeu_si256(p, _mm256_or_si256(_mm256_loadu_si256(p), group_masks((uint32_t)(h2 >> (32 * g)), SALTS + 8 * g)));
+    _mm256_storeu_si256(
+        p, _mm256_or_si256(_mm256_loadu_si256(p), group_masks((uint32_t)(h2 >> (32 * g)), SALTS + 8 * g)));
   }
 }
 
@@ -173,7 +177,7 @@ static inline __m128i mul_lanes(__m128i x, const uint32_t *salts) {
 #if defined(__SSE4_1__)
   return _mm_mullo_epi32(x, s);
 #else
-  __m128i even = _mm_mul_epu32(x, s);                     /* lanes 0, 2 as 64-bit products */
+  __m128i even = _mm_mul_epu32(x, s);                    /* lanes 0, 2 as 64-bit products */
   __m128i odd = _mm_mul_epu32(x, _mm_srli_epi64(s, 32)); /* lanes 1, 3 */
   return _mm_unpacklo_epi32(_mm_shuffle_epi32(even, _MM_SHUFFLE(0, 0, 2, 0)),
                             _mm_shuffle_epi32(odd, _MM_SHUFFLE(0, 0, 2, 0)));
@@ -187,12 +191,15 @@ static inline __m128i group_masks(__m128i x, const uint32_t *salts) {
 
 static inline int block_contains_vector(const uint8_t *block, uint32_t k, uint64_t h2) {
   __m128i x = _mm_set1_epi32((int)(uint32_t)h2);
-  __m128i missing = _mm_or_si128(_mm_andnot_si128(_mm_loadu_si128((const __m128i *)block), group_masks(x, SALTS)),
-                                 _mm_andnot_si128(_mm_loadu_si128((const __m128i *)(block + 16)), group_masks(x, SALTS + 4)));
+  __m128i missing =
+      _mm_or_si128(_mm_andnot_si128(_mm_loadu_si128((const __m128i *)block), group_masks(x, SALTS)),
+                   _mm_andnot_si128(_mm_loadu_si128((const __m128i *)(block + 16)), group_masks(x, SALTS + 4)));
   if (k > GROUP_WORDS) {
     x = _mm_set1_epi32((int)(uint32_t)(h2 >> 32));
-    missing = _mm_or_si128(missing, _mm_andnot_si128(_mm_loadu_si128((const __m128i *)(block + 32)), group_masks(x, SALTS + 8)));
-    missing = _mm_or_si128(missing, _mm_andnot_si128(_mm_loadu_si128((const __m128i *)(block + 48)), group_masks(x, SALTS + 12)));
+    missing = _mm_or_si128(
+        missing, _mm_andnot_si128(_mm_loadu_si128((const __m128i *)(block + 32)), group_masks(x, SALTS + 8)));
+    missing = _mm_or_si128(
+        missing, _mm_andnot_si128(_mm_loadu_si128((const __m128i *)(block + 48)), group_masks(x, SALTS + 12)));
   }
 #if defined(__SSE4_1__)
   return _mm_testz_si128(missing, missing);

@@ -112,9 +112,7 @@ BG_COLD static void classic_describe(const void *state, uint64_t count, bg_kind_
 
 /* ---- the payload ----------------------------------------------------------- */
 
-static uint64_t classic_payload_size(const void *state) {
-  return payload_bytes(((const classic *)state)->m);
-}
+static uint64_t classic_payload_size(const void *state) { return payload_bytes(((const classic *)state)->m); }
 
 static void classic_write_payload(const void *state, uint8_t *dst) {
   const classic *c = (const classic *)state;

@@ -22,8 +22,8 @@
 #define BG__FLAT_u8(v, out, slot, bytes, byte) (out)[(slot)++] = (double)(v)
 #define BG__FLAT_u16(v, out, slot, bytes, byte) (out)[(slot)++] = (double)(v)
 #define BG__FLAT_u32(v, out, slot, bytes, byte) (out)[(slot)++] = (double)(v)
-#define BG__FLAT_u64(v, out, slot, bytes, byte)       \
-  do {                                                \
+#define BG__FLAT_u64(v, out, slot, bytes, byte)      \
+  do {                                               \
     (out)[(slot)++] = (double)(uint32_t)(v);         \
     (out)[(slot)++] = (double)(uint32_t)((v) >> 32); \
   } while (0)

@@ -202,9 +202,7 @@ static void counting_describe(const void *state, uint64_t count, bg_kind_info *i
 
 /* ---- the payload ----------------------------------------------------------- */
 
-static uint64_t counting_payload_size(const void *state) {
-  return payload_bytes(((const counting *)state)->m);
-}
+static uint64_t counting_payload_size(const void *state) { return payload_bytes(((const counting *)state)->m); }
 
 static void counting_write_payload(const void *state, uint8_t *dst) {
   const counting *c = (const counting *)state;

@@ -33,14 +33,14 @@
 #include "hash_inline.h"
 #include "kind.h"
 
-#define SLOTS 4u           /* fingerprints per bucket */
+#define SLOTS 4u /* fingerprints per bucket */
 /*
  * Relocations one insert may make before it gives up. The paper's 500 reach
  * about 96% load, too close to the 95% at capacity for large tables (10M
  * narrow-fingerprint keys failed just below capacity); 2000 reach about 97%.
  */
 #define MAX_KICKS 2000u
-#define PREAMBLE 16u       /* payload bytes before the table: bucket count, f, slots */
+#define PREAMBLE 16u /* payload bytes before the table: bucket count, f, slots */
 #define MIN_BITS 4u
 #define MAX_BITS 32u
 
@@ -83,9 +83,9 @@ static bg_status fingerprint_bits_for(double error_rate, uint64_t buckets, uint3
   return BG_OK;
 }
 
-#define NIBBLE_BITS 4u      /* high bits of a fingerprint folded into the bucket's index */
-#define INDEX_BITS 12u      /* a sorted tuple of four nibbles: 3876 values */
-#define INDEX_COUNT 3876u   /* C(16 + 4 - 1, 4) */
+#define NIBBLE_BITS 4u    /* high bits of a fingerprint folded into the bucket's index */
+#define INDEX_BITS 12u    /* a sorted tuple of four nibbles: 3876 values */
+#define INDEX_COUNT 3876u /* C(16 + 4 - 1, 4) */
 
 /* Bits of one bucket: the 12-bit index and four (f - 4)-bit low parts. */
 static uint64_t bucket_bits_for(uint32_t bits) { return INDEX_BITS + SLOTS * (bits - NIBBLE_BITS); }
@@ -234,7 +234,8 @@ static inline int bucket_has(const cuckoo *c, uint64_t bucket, uint32_t fp) {
   uint32_t nibble = fp >> low_bits, low = fp & (uint32_t)(((uint64_t)1 << low_bits) - 1);
   int found = 0;
   for (unsigned s = 0; s < SLOTS; s++)
-    if (((packed >> (4 * s)) & 15u) == nibble) found |= field_get(c, bit + INDEX_BITS + s * low_bits, low_bits) == low;
+    if (((packed >> (4 * s)) & 15u) == nibble)
+      found |= field_get(c, bit + INDEX_BITS + s * low_bits, low_bits) == low;
   return found;
 }
 
@@ -446,8 +447,9 @@ static bg_status cuckoo_validate(const bg_header *h, const uint8_t *payload) {
   uint64_t buckets = buckets_for(h->capacity);
   uint32_t bits;
   /* Sized for the per-key rate, as bg_filter_create sized it (a url filter's keys get p/~30). */
-  BG_RETURN_IF(fingerprint_bits_for(bg_key_error_rate((int)h->key_encoding, h->error_rate), buckets, &bits) != BG_OK,
-               BG_E_HEADER);
+  BG_RETURN_IF(
+      fingerprint_bits_for(bg_key_error_rate((int)h->key_encoding, h->error_rate), buckets, &bits) != BG_OK,
+      BG_E_HEADER);
   BG_RETURN_IF(h->m != buckets * bucket_bits_for(bits), BG_E_HEADER);
 
   BG_RETURN_IF(h->payload_length != PREAMBLE + table_bytes_for(buckets, bits), BG_E_PAYLOAD);
@@ -458,7 +460,8 @@ static bg_status cuckoo_validate(const bg_header *h, const uint8_t *payload) {
   unsigned used_in_last = (unsigned)(h->m & 7);
   if (used_in_last) BG_RETURN_IF(payload[h->payload_length - 1] >> used_in_last, BG_E_PAYLOAD);
   /* Every bucket's index names a tuple: 12 bits could say up to 4095. */
-  cuckoo view = {.table = (uint8_t *)(uintptr_t)(payload + PREAMBLE), .table_bytes = h->payload_length - PREAMBLE};
+  cuckoo view = {.table = (uint8_t *)(uintptr_t)(payload + PREAMBLE),
+                 .table_bytes = h->payload_length - PREAMBLE};
   uint64_t stride = bucket_bits_for(bits);
   for (uint64_t b = 0, bit = 0; b < buckets; b++, bit += stride)
     BG_RETURN_IF(field_get(&view, bit, INDEX_BITS) >= INDEX_COUNT, BG_E_PAYLOAD);

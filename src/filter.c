@@ -22,7 +22,7 @@ struct bg_filter {
 };
 
 BG_COLD bg_status bg_filter_create(int kind, uint64_t capacity, double error_rate, uint64_t seed,
-                           int key_encoding, bg_filter **out) {
+                                   int key_encoding, bg_filter **out) {
   BG_RETURN_IF(!out, BG_E_ARG);
   *out = NULL;
   const bg_kind_ops *ops = kind < 0 ? NULL : bg__kind_ops((uint32_t)kind);
@@ -132,8 +132,8 @@ static int contains_url(const bg_filter *f, const void *item, size_t len) {
   return 0;
 }
 
-BG_COLD int bg_filter_match_url(const bg_filter *f, const char *url, size_t len, char *text, size_t text_capacity,
-                                bg_url_match *out) {
+BG_COLD int bg_filter_match_url(const bg_filter *f, const char *url, size_t len, char *text,
+                                size_t text_capacity, bg_url_match *out) {
   BG_RETURN_IF(!f || !out || (!url && len), BG_E_ARG);
   BG_RETURN_IF(f->key_encoding != BG_KEY_URL, BG_E_KEY_ENCODING);
   size_t count = 0;
@@ -165,10 +165,11 @@ int bg_filter_contains(const bg_filter *f, const void *item, size_t len) {
  * key no longer wait on the hashing of the next, and the kind may issue the
  * group's memory accesses together.
  */
-#define BG_BATCH_GROUP 128 /* measured: 16 -> 128 took blocked at 9M keys from 23 to 13.5 ns natively, 38 to 27 in wasm */
+/* Measured: 16 -> 128 took blocked at 9M keys from 23 to 13.5 ns natively, 38 to 27 in wasm. */
+#define BG_BATCH_GROUP 128
 
-static bg_status hash_group(const bg_filter *f, const uint8_t *items, const uint32_t *offsets,
-                            size_t first, size_t n, bg_hash_pair *out) {
+static bg_status hash_group(const bg_filter *f, const uint8_t *items, const uint32_t *offsets, size_t first,
+                            size_t n, bg_hash_pair *out) {
   for (size_t j = 0; j < n; j++) {
     uint32_t start = offsets[first + j], end = offsets[first + j + 1];
     BG_RETURN_IF(end < start, BG_E_ARG);
@@ -370,11 +371,12 @@ BG_COLD bg_status bg_filter_serialize(const bg_filter *f, uint8_t *dst, size_t d
 
 /* Shared by both readers: validate, then let the kind build its state from the payload. */
 BG_COLD static bg_status filter_from_file(uint8_t *src, size_t size, int in_place, const uint64_t *checksum,
-                                  bg_filter **out) {
+                                          bg_filter **out) {
   BG_RETURN_IF(!out || (!src && size), BG_E_ARG);
   *out = NULL;
   bg_header h;
-  bg_status rc = checksum ? bg_file_validate_checked(src, size, *checksum, &h) : bg_file_validate(src, size, &h);
+  bg_status rc = checksum ? bg_file_validate_checked(src, size, *checksum, &h)
+                          : bg_file_validate(src, size, &h);
   if (rc != BG_OK) return rc;
   bg_filter *f = (bg_filter *)calloc(1, sizeof *f);
   BG_RETURN_IF(!f, BG_E_NOMEM);
@@ -408,7 +410,8 @@ bg_status bg_filter_deserialize_owned(uint8_t *buffer, size_t size, bg_filter **
   return rc;
 }
 
-bg_status bg_filter_deserialize_owned_checked(uint8_t *buffer, size_t size, uint64_t checksum, bg_filter **out) {
+bg_status bg_filter_deserialize_owned_checked(uint8_t *buffer, size_t size, uint64_t checksum,
+                                              bg_filter **out) {
   bg_status rc = filter_from_file(buffer, size, 1, &checksum, out);
   if (rc == BG_OK) (*out)->storage = buffer;
   return rc;

@@ -105,7 +105,8 @@ BG_COLD bg_status bg_header_peek(const uint8_t *src, size_t src_size, bg_header 
 }
 
 /* known_checksum: NULL to compute it here, else what the caller computed over [16, src_size). */
-BG_COLD static bg_status validate_file(const uint8_t *src, size_t src_size, const uint64_t *known_checksum, bg_header *h) {
+BG_COLD static bg_status validate_file(const uint8_t *src, size_t src_size, const uint64_t *known_checksum,
+                                       bg_header *h) {
   bg_header local;
   if (!h) h = &local;
   bg_status rc = bg_header_peek(src, src_size, h);

@@ -78,7 +78,6 @@ typedef struct {
   uint64_t payload_length, total_cells;
 } fuse;
 
-
 /* ---- hashing --------------------------------------------------------------- */
 
 /* SplitMix64's finalizer: a bijection on 64-bit words with full avalanche. */
@@ -99,8 +98,7 @@ static uint64_t fuse_attempt_seed(uint64_t seed, uint32_t attempt) {
 static inline uint32_t fuse_fingerprint(uint64_t x) { return (uint32_t)(x ^ (x >> 32)); }
 
 /* The three cells of mixed hash x. */
-static inline void fuse_cells(uint64_t x, uint32_t segment_length, uint32_t segment_count,
-                              uint32_t out[3]) {
+static inline void fuse_cells(uint64_t x, uint32_t segment_length, uint32_t segment_count, uint32_t out[3]) {
   uint32_t mask = segment_length - 1;
   uint32_t p0 = (uint32_t)(((x >> 32) * ((uint64_t)segment_count * segment_length)) >> 32);
   out[0] = p0;
@@ -130,8 +128,8 @@ static inline void cell_put(uint8_t *cells, uint32_t i, unsigned width, uint32_t
  * integer function of n, the same on every host.
  */
 static const uint32_t SEGMENT_EXPONENT_START[] = {
-    3,       9,        28,       92,       304,      1010,     3362,      11193,
-    37273,   124118,   413310,   1376322,  4583150,  15261887, 50822082,  169237530,
+    3,     9,      28,     92,      304,     1010,     3362,     11193,
+    37273, 124118, 413310, 1376322, 4583150, 15261887, 50822082, 169237530,
 };
 
 static uint32_t fuse_segment_length(uint64_t n) {
@@ -270,7 +268,8 @@ static bg_status fuse_add(void *state, bg_hash_pair hash) {
  * shard's geometry, seed and cells, read from its payload header in place.
  */
 static void fuse_shard_of(const fuse *f, uint64_t h2, fuse *out) {
-  const uint8_t *shard = f->cells + bg__get_u64(f->cells + FUSE_HEADER_BYTES + 8 * (h2 >> (64 - f->shard_bits)));
+  const uint8_t *shard =
+      f->cells + bg__get_u64(f->cells + FUSE_HEADER_BYTES + 8 * (h2 >> (64 - f->shard_bits)));
   out->segment_length = bg__get_u32(shard + 4);
   out->segment_count = bg__get_u32(shard + 8);
   out->array_length = bg__get_u32(shard + 12);
@@ -390,12 +389,12 @@ static void sort_u64(uint64_t *values, uint64_t *scratch, size_t n) {
 
 /* Scratch for the build, allocated once per seal and reused by every attempt. */
 typedef struct {
-  uint64_t *order;      /* [n]: mixed hashes in cell order, then the peeled keys */
-  uint8_t *slot;        /* [n]: which of its three cells each peeled key was peeled from */
-  uint8_t *cell_count;  /* [A]: (keys touching the cell << 2) | XOR of their slot numbers */
-  uint64_t *cell_xor;   /* [A]: XOR of the mixed hashes of the keys touching the cell */
-  uint32_t *queue;      /* [A]: stack of cells left with exactly one key */
-  uint32_t *bucket;     /* [buckets + 1]: counting-sort offsets */
+  uint64_t *order;     /* [n]: mixed hashes in cell order, then the peeled keys */
+  uint8_t *slot;       /* [n]: which of its three cells each peeled key was peeled from */
+  uint8_t *cell_count; /* [A]: (keys touching the cell << 2) | XOR of their slot numbers */
+  uint64_t *cell_xor;  /* [A]: XOR of the mixed hashes of the keys touching the cell */
+  uint32_t *queue;     /* [A]: stack of cells left with exactly one key */
+  uint32_t *bucket;    /* [buckets + 1]: counting-sort offsets */
 } fuse_scratch;
 
 static void scratch_free(fuse_scratch *s) {
@@ -411,9 +410,9 @@ static void scratch_free(fuse_scratch *s) {
  * One attempt with internal seed `seed`: on success cells[] (zeroed by the
  * caller) holds the fingerprints and 1 is returned; 0 when peeling stalls.
  */
-static int fuse_try_build(const uint64_t *keys, size_t n, uint32_t segment_length,
-                          uint32_t segment_count, uint32_t array_length, uint64_t seed,
-                          unsigned width, unsigned bucket_bits, fuse_scratch *s, uint8_t *cells) {
+static int fuse_try_build(const uint64_t *keys, size_t n, uint32_t segment_length, uint32_t segment_count,
+                          uint32_t array_length, uint64_t seed, unsigned width, unsigned bucket_bits,
+                          fuse_scratch *s, uint8_t *cells) {
   /*
    * Counting-sort the mixed hashes by their top bits, which order p0: the keys
    * of one bucket touch a window of a few segments, so the cell arrays are
@@ -556,8 +555,8 @@ static bg_status fuse_seal(void *state, uint64_t seed) {
     for (uint32_t attempt = 0; attempt < FUSE_MAX_ATTEMPTS && !built; attempt++) {
       used_seed = fuse_attempt_seed(seed, attempt);
       memset(cells, 0, a * f->width);
-      built = fuse_try_build(f->hashes, n, segment_length, segment_count, array_length, used_seed,
-                             f->width, bucket_bits, &s, cells);
+      built = fuse_try_build(f->hashes, n, segment_length, segment_count, array_length, used_seed, f->width,
+                             bucket_bits, &s, cells);
     }
     scratch_free(&s);
     if (!built) {
@@ -688,7 +687,8 @@ static bg_status fuse_check_one(unsigned width, const uint8_t *payload, uint64_t
 static bg_status fuse_check_sharded(unsigned width, const uint8_t *payload, uint64_t length, uint64_t *cells) {
   unsigned bits = payload[1];
   BG_RETURN_IF(bits > FUSE_MAX_SHARD_BITS, BG_E_PAYLOAD);
-  for (unsigned i = 2; i < FUSE_HEADER_BYTES; i++) BG_RETURN_IF(payload[i] && (i < 16 || i >= 24), BG_E_PAYLOAD);
+  for (unsigned i = 2; i < FUSE_HEADER_BYTES; i++)
+    BG_RETURN_IF(payload[i] && (i < 16 || i >= 24), BG_E_PAYLOAD);
   uint64_t shards = (uint64_t)1 << bits, start = FUSE_HEADER_BYTES + 8 * (shards + 1), keys = 0;
   BG_RETURN_IF(length < start || bg__get_u64(payload + FUSE_HEADER_BYTES) != start, BG_E_PAYLOAD);
   *cells = 0;
@@ -737,8 +737,7 @@ static bg_status fuse16_validate(const bg_header *h, const uint8_t *payload) {
 }
 
 /* A loaded filter is sealed: it answers queries and takes no more keys. */
-static bg_status fuse_load(unsigned width, const bg_header *h, uint8_t *payload, int in_place,
-                           void **state) {
+static bg_status fuse_load(unsigned width, const bg_header *h, uint8_t *payload, int in_place, void **state) {
   fuse *f = (fuse *)calloc(1, sizeof *f);
   BG_RETURN_IF(!f, BG_E_NOMEM);
   f->width = width;

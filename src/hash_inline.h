@@ -55,15 +55,15 @@ static inline uint64_t bg__reduce(uint64_t x, uint64_t m) {
  * keeps probes distinct when h2 happens to be a multiple of the stride that
  * plain double hashing would repeat on.
  */
-#define BG__FOR_EACH_POSITION(pair, m, k, pos, body)      \
-  do {                                                    \
-    uint64_t bg__x = (pair).h1, bg__y = (pair).h2;        \
-    for (uint32_t bg__i = 0; bg__i < (k); bg__i++) {      \
-      uint64_t pos = bg__reduce(bg__x, (m));              \
-      body;                                               \
-      bg__x += bg__y;                                     \
-      bg__y += bg__i + 1;                                 \
-    }                                                     \
+#define BG__FOR_EACH_POSITION(pair, m, k, pos, body) \
+  do {                                               \
+    uint64_t bg__x = (pair).h1, bg__y = (pair).h2;   \
+    for (uint32_t bg__i = 0; bg__i < (k); bg__i++) { \
+      uint64_t pos = bg__reduce(bg__x, (m));         \
+      body;                                          \
+      bg__x += bg__y;                                \
+      bg__y += bg__i + 1;                            \
+    }                                                \
   } while (0)
 
 #endif /* BLOOMGATE_HASH_INLINE_H */

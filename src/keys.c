@@ -8,8 +8,8 @@
 
 #include "internal.h"
 
-bg_status bg_encode_key(int key_encoding, const void *item, size_t len, uint8_t *scratch,
-                        const uint8_t **key, size_t *key_len) {
+bg_status bg_encode_key(int key_encoding, const void *item, size_t len, uint8_t *scratch, const uint8_t **key,
+                        size_t *key_len) {
   switch (key_encoding) {
     case BG_KEY_UTF8:
       *key = (const uint8_t *)item;

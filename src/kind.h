@@ -46,8 +46,7 @@ typedef struct bg_kind_ops {
   /* 1 maybe, 0 definitely not, negative status (E_UNSUPPORTED when a static kind is not sealed). */
   int (*contains)(const void *state, bg_hash_pair hash);
   /* Optional batch form (results[i] = 0/1); NULL means "loop over contains". */
-  bg_status (*contains_many)(const void *state, const bg_hash_pair *hashes, size_t count,
-                             uint8_t *results);
+  bg_status (*contains_many)(const void *state, const bg_hash_pair *hashes, size_t count, uint8_t *results);
   /* Optional: NULL means the kind cannot delete (E_UNSUPPORTED). */
   bg_status (*remove)(void *state, bg_hash_pair hash);
   /* Optional: static kinds build their structure here; NULL means nothing to do. */

@@ -14,9 +14,9 @@
 #include "hash_inline.h"
 #include "kind.h"
 
-#define MAX_LAYERS 48u    /* p_i halves per layer: by 48 the probe count would pass BG_MAX_K */
-#define GROWTH 2u         /* capacity multiplier per layer */
-#define TIGHTENING 0.5    /* error-rate ratio per layer: exact in binary, so layer rates are exact */
+#define MAX_LAYERS 48u     /* p_i halves per layer: by 48 the probe count would pass BG_MAX_K */
+#define GROWTH 2u          /* capacity multiplier per layer */
+#define TIGHTENING 0.5     /* error-rate ratio per layer: exact in binary, so layer rates are exact */
 #define PAYLOAD_PREFIX 16u /* u32 layer_count, u32 zero, u64 zero */
 #define LAYER_RECORD 32u   /* u64 m, u32 k, u32 zero, u64 capacity, u64 count */
 
@@ -204,7 +204,8 @@ static bg_status scalable_validate(const bg_header *h, const uint8_t *payload) {
      * small chain whose next layer is enormous; and only the newest layer has room left. */
     layer expected;
     /* The per-key rate, as bg_filter_create sized the chain (a url filter's keys get p/~30). */
-    BG_RETURN_IF(layer_geometry(h->capacity, bg_key_error_rate((int)h->key_encoding, h->error_rate), i, &expected) != BG_OK,
+    BG_RETURN_IF(layer_geometry(h->capacity, bg_key_error_rate((int)h->key_encoding, h->error_rate), i,
+                                &expected) != BG_OK,
                  BG_E_PAYLOAD);
     BG_RETURN_IF(m != expected.m || k != expected.k || capacity != expected.capacity, BG_E_PAYLOAD);
     BG_RETURN_IF(i + 1 < layer_count && count != capacity, BG_E_PAYLOAD);

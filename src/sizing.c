@@ -10,8 +10,7 @@
 bg_status bg_size_for(uint64_t capacity, double error_rate, uint64_t *m, uint32_t *k) {
   if (!m || !k) return BG_E_ARG;
   /* NaN fails both comparisons, so it lands here too. */
-  if (capacity < 1 || capacity > BG_MAX_CAPACITY || !(error_rate > 0.0 && error_rate < 1.0))
-    return BG_E_RANGE;
+  if (capacity < 1 || capacity > BG_MAX_CAPACITY || !(error_rate > 0.0 && error_rate < 1.0)) return BG_E_RANGE;
   double n = (double)capacity;
   double bits = ceil(-n * log(error_rate) / BG_LN2_SQUARED);
   if (!(bits <= (double)BG_MAX_BITS)) return BG_E_TOO_LARGE;

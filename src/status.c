@@ -4,7 +4,7 @@
 const char *bg_strerror(int status) {
   switch (status) {
 #define BG_STATUS_MESSAGE(name, value, class, message) \
-  case value:                                   \
+  case value:                                          \
     return message;
     BG_STATUS_LIST(BG_STATUS_MESSAGE)
 #undef BG_STATUS_MESSAGE
@@ -15,7 +15,7 @@ const char *bg_strerror(int status) {
 const char *bg_status_name(int status) {
   switch (status) {
 #define BG_STATUS_NAME(name, value, class, message) \
-  case value:                                \
+  case value:                                       \
     return #name;
     BG_STATUS_LIST(BG_STATUS_NAME)
 #undef BG_STATUS_NAME

@@ -431,8 +431,7 @@ static bg_status canonicalize_decoded(unsigned char *s, size_t n, url_writer *w)
   return BG_OK;
 }
 
-bg_status bg_url_canonicalize(const char *url, size_t len, char *out, size_t out_capacity,
-                              size_t *out_len) {
+bg_status bg_url_canonicalize(const char *url, size_t len, char *out, size_t out_capacity, size_t *out_len) {
   BG_RETURN_IF(out_len == NULL || url == NULL || (out == NULL && out_capacity > 0), BG_E_ARG);
   *out_len = 0;
   BG_RETURN_IF(len == 0 || len > BG_URL_MAX_LENGTH, BG_E_URL);
