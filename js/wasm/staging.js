@@ -5,11 +5,18 @@
  */
 import { ex, HEAPU8, HEAPU32, freePtr, mallocOrThrow, onAttach, onMemoryGrowth } from './module.js';
 
-// Strings up to this many UTF-16 units are copied with a charCodeAt loop; longer
-// ones go through TextEncoder.encodeInto. Measured on Node 20: the loop costs ~2 ns
-// a character, encodeInto ~37 ns flat (it returns a fresh {read, written} object),
-// so they cross near 16–20 characters.
-const ASCII_LOOP_MAX = 16;
+// ASCII strings up to asciiLoopMax UTF-16 units are copied by a charCodeAt loop
+// (a unit >= 0x80 hands the key to encodeInto), longer ones by encodeInto. The
+// loop costs ~2-4 ns a character in V8; an encodeInto call ~40 ns in Node but
+// ~300-450 ns in Chromium (a Web IDL call allocating { read, written }): the loop
+// wins up to ~16-20 characters in Node, ~130-190 in Chromium (npm run
+// bench:browser). Chosen per runtime at load, not timed at start-up (the loop is
+// not optimised yet, browser clocks are coarse). Deno and Bun present as Node.
+export const NODE_ASCII_LOOP_MAX = 16;
+export const BROWSER_ASCII_LOOP_MAX = 128;
+const DEFAULT_ASCII_LOOP_MAX = typeof process === 'object' && typeof process?.versions?.node === 'string' &&
+  typeof window === 'undefined' && typeof importScripts !== 'function' ? NODE_ASCII_LOOP_MAX : BROWSER_ASCII_LOOP_MAX;
+let asciiLoopMax = DEFAULT_ASCII_LOOP_MAX;
 // The single-key scratch grows up to this size and stays; larger keys get a
 // temporary buffer for the one call, so one huge key does not pin memory.
 const SCRATCH_INITIAL = 1024;
@@ -26,6 +33,15 @@ const ARENA_INITIAL = 64 * 1024;
 export const BATCH_PACKED_BYTES = 256 * 1024;
 
 const encoder = new TextEncoder();
+
+/** The charCodeAt loop's limit; setAsciiLoopMax(limit) forces it (benchmarks, tests), undefined restores it. */
+export const getAsciiLoopMax = () => asciiLoopMax;
+export function setAsciiLoopMax(limit) {
+  const previous = asciiLoopMax;
+  if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0 && limit <= SCRATCH_INITIAL)) throw new RangeError(`limit: 0 to ${SCRATCH_INITIAL}`);
+  asciiLoopMax = limit ?? DEFAULT_ASCII_LOOP_MAX;
+  return previous;
+}
 
 /** The single-key staging buffer. */
 export let scratchPtr = 0;
@@ -89,7 +105,7 @@ function itemTypeError(what) {
   return new TypeError(`${what} must be a string or a Uint8Array`);
 }
 
-// Slow path of stageKey for strings: non-ASCII or longer than ASCII_LOOP_MAX.
+// Slow path of stageKey for strings: non-ASCII or longer than asciiLoopMax.
 function stageString(s) {
   let need = s.length * 3; // UTF-8 needs at most 3 bytes per UTF-16 unit
   if (need > scratchCap) {
@@ -133,15 +149,15 @@ function stageBytes(bytes) {
 export function stageKey(item, what) {
   if (typeof item === 'string') {
     const n = item.length;
-    if (n <= ASCII_LOOP_MAX) {
+    if (n <= asciiLoopMax) {
       const v = scratchView;
-      let seen = 0;
-      for (let i = 0; i < n; i++) {
+      let i = 0;
+      for (; i < n; i++) {
         const c = item.charCodeAt(i);
-        seen |= c;
+        if (c >= 0x80) break;
         v[i] = c;
       }
-      if (seen < 0x80) return n;
+      if (i === n) return n;
     }
     return stageString(item);
   }
@@ -296,17 +312,17 @@ function packChunk(items, start, end, what, indexBase) {
     const item = items[i];
     if (typeof item === 'string') {
       const n = item.length;
-      let ascii = n <= ASCII_LOOP_MAX;
+      let ascii = n <= asciiLoopMax;
       if (ascii) {
         const heap = HEAPU8;
         const at = base + offset;
-        let seen = 0;
-        for (let j = 0; j < n; j++) {
+        let j = 0;
+        for (; j < n; j++) {
           const c = item.charCodeAt(j);
-          seen |= c;
+          if (c >= 0x80) break;
           heap[at + j] = c;
         }
-        ascii = seen < 0x80;
+        ascii = j === n;
         if (ascii) offset += n;
       }
       if (!ascii) {
