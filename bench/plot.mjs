@@ -106,7 +106,6 @@ labelAt(1, 1.2e-4, 'floor, log₂(1/ε)', '#222', 17);
 
 // measured points
 const rows = result.rows.filter((r) => r.impl === 'bloomgate' && !r.error && r.fp > 0);
-const seriesOf = (kind) => SERIES.find((s) => s.key === kind);
 const bigN = Math.max(...sizes);
 const offScale = [];
 for (const s of SERIES) {

@@ -53,6 +53,7 @@ function punycodeHost(input) {
       return input; // not UTF-8: the core escapes the bytes as they are
     }
   }
+  // eslint-disable-next-line no-control-regex -- the range starts at U+0000 on purpose: any non-ASCII unit
   if (!/[^\x00-\x7f]/.test(decoded)) return input;
   let ascii;
   try {

@@ -16,7 +16,6 @@
 // capacity (the key count) afterwards: setCapacity().
 import { serializeTo } from '../filter.js';
 import { headerOffset, KEY_ENCODING_IDS } from '../names.js';
-import * as wasm from '../wasm/index.js';
 
 const CHECKSUM_COVERS = headerOffset('version'); // the checksum covers bytes [16, end)
 const ENCODINGS = { utf8: KEY_ENCODING_IDS.get('utf8'), sha1: KEY_ENCODING_IDS.get('sha1') };

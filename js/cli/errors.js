@@ -3,7 +3,6 @@
 // from a missing file without parsing messages.
 import { STATUSES } from '../wasm/contract.js';
 
-
 export const EXIT = Object.freeze({
   OK: 0,
   USAGE: 64, // EX_USAGE: unknown command or option, missing argument, bad number

@@ -25,7 +25,6 @@ import { prng } from './helpers/prng.mjs';
 const CLI = fileURLToPath(new URL('../../js/cli.js', import.meta.url));
 const SEED = Number(process.env.BG_FUZZ_JS_SEED ?? 0x5eed);
 
-
 const HEX = '0123456789ABCDEF';
 
 function row(r, digits) {

@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -215,7 +215,7 @@ test('malformed hibp lines fail with exit 65 and the line number; no output is l
     [`${good}\n${sha1Hex('b')}:12x\n`, 2],
   ];
   const runs = [];
-  cases.forEach(([text, lineNumber], i) => {
+  cases.forEach(([text], i) => {
     file(`bad-${i}.txt`, text);
     writeFileSync(join(dir, `keep-${i}.bgf`), 'previous contents');
     runs.push(['build', `bad-${i}.txt`, '--format', 'hibp', '-o', `bad-${i}.bgf`]);

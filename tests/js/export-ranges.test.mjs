@@ -138,7 +138,7 @@ test('without its manifest (a hand-copied or half-synced export) the same files 
   }
 });
 
-test("a _headers file the user wrote is left alone", () => {
+test('a _headers file the user wrote is left alone', () => {
   const site = join(dir, 'own-site');
   mkdirSync(site);
   writeFileSync(join(site, '_headers'), '/*\n  X-Frame-Options: DENY\n');

@@ -23,7 +23,6 @@ import { prng } from './helpers/prng.mjs';
 const SCALE = Number(process.env.BG_FUZZ_JS_ITERATIONS ?? 1);
 const SEED = Number(process.env.BG_FUZZ_JS_SEED ?? 0x5eed);
 
-
 function recomputeChecksum(bytes) {
   if (bytes.length >= 16) bytes.set(createHash('sha256').update(bytes.subarray(16)).digest().subarray(0, 8), 8);
 }
@@ -119,7 +118,7 @@ test('fuzz: the .bgs reader refuses a mutated store with a code, or reads a cons
         await checkConsistent(store);
       } catch (error) {
         writeFileSync(join(tmpdir(), `bloomgate-fuzz-bgs-failure-${i}.bgs`), bytes);
-        throw new Error(`input ${i} opened but is inconsistent (saved in ${tmpdir()}): ${error.message}`);
+        throw new Error(`input ${i} opened but is inconsistent (saved in ${tmpdir()}): ${error.message}`, { cause: error });
       } finally {
         await store.close();
       }

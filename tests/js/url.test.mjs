@@ -73,6 +73,7 @@ function canonicalInJs(canonical) {
   } catch {
     return canonical;
   }
+  // eslint-disable-next-line no-control-regex -- the range starts at U+0000 on purpose: any non-ASCII unit
   if (!/[^\x00-\x7f]/.test(decoded)) return canonical;
   try {
     return scheme + new URL(`http://${decoded}/`).hostname + rest;

@@ -137,7 +137,7 @@ before(async () => {
       return result.status === 0 && /^idle/m.test(result.stdout);
     });
   } catch (error) {
-    throw new Error(`${error.message}\n${logs()}`);
+    throw new Error(`${error.message}\n${logs()}`, { cause: error });
   }
 });
 

@@ -46,7 +46,7 @@ async function waitForHttp(origin, child, timeoutMs = 15000) {
       await response.body?.cancel();
       return;
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`${origin} did not come up: ${error.message}`);
+      if (Date.now() > deadline) throw new Error(`${origin} did not come up: ${error.message}`, { cause: error });
       await new Promise((r) => setTimeout(r, 100));
     }
   }
@@ -137,7 +137,7 @@ ${servers}
   } catch (error) {
     await stopChild(child);
     const log = await readFile(join(dir, 'error.log'), 'utf8').catch(() => '');
-    throw new Error(`${error.message}\n${stderr}\n${log}`);
+    throw new Error(`${error.message}\n${stderr}\n${log}`, { cause: error });
   }
   return {
     origins,
