@@ -76,6 +76,7 @@ export class FilterSite {
     this.server = null;
     this.port = 0;
     this.deltaCache = new Map();
+    this.etags = new WeakMap();
   }
 
   delta(from, to) {
@@ -151,7 +152,12 @@ export class FilterSite {
     const file = this.files.get(path);
     if (file === undefined) return send(404, { 'content-type': 'text/plain' }, 'not found\n');
     const body = Buffer.from(typeof file === 'string' ? file : file);
-    const etag = etagOf(body);
+    // One ETag per body, computed once (a static host's is a stat away, not a hash of the file).
+    let etag = this.etags.get(file);
+    if (etag === undefined) {
+      etag = etagOf(body);
+      if (typeof file !== 'string') this.etags.set(file, etag);
+    }
     const inm = req.headers['if-none-match'];
     if (inm && inm.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)) return send(304, { etag });
     const type = path.endsWith('.json') ? 'application/json' : 'application/octet-stream';

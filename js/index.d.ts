@@ -323,6 +323,8 @@ export interface FreshFilterUpdate {
   bytes: number;
   /** The delta or filter file it came from. */
   url: string;
+  /** Milliseconds: the manifest request, and the rest (download, checks, apply, swap, persist). */
+  timings: { manifestMs: number; updateMs: number };
 }
 
 /** The detail of a 'check' event: a manifest request that succeeded. */

@@ -37,13 +37,15 @@ const MAX_MIN_REFRESH_SECONDS = 24 * 60 * 60;
 /** autoRefresh's period when neither the manifest nor the caller names one. */
 const DEFAULT_POLL_SECONDS = 5 * 60;
 const MAX_DELTAS = 1024;
+/** Up to this size the file bytes of the filter in use are kept, as the base of the next delta. */
+const KEEP_BYTES_MAX = 16 * 1024 * 1024;
 const HEX32 = /^[0-9a-f]{32}$/;
 const HEX16 = /^[0-9a-f]{16}$/;
 const NOT_MODIFIED = new Set([304]);
 const INTERNAL = Symbol('bloomgate.openFilter');
 
 const IN_NODE = typeof process === 'object' && process !== null && typeof process.versions?.node === 'string' &&
-  typeof window === 'undefined' && typeof importScripts !== 'function';
+  typeof window === 'undefined' && typeof (/** @type {any} */ (globalThis)).importScripts !== 'function';
 
 const subtle = globalThis.crypto?.subtle;
 const useSubtle = typeof subtle?.digest === 'function';
@@ -95,10 +97,14 @@ export function directoryStorage(dir) {
 
 export { indexedDbStorage };
 
+/** The default store, one per realm: its IndexedDB connection is opened once and shared. */
+let sharedStorage = null;
+
 function defaultStorage() {
-  if (IN_NODE) return directoryStorage();
-  if (globalThis.indexedDB && typeof globalThis.indexedDB.open === 'function') return indexedDbStorage();
-  return null;
+  if (sharedStorage !== null) return sharedStorage;
+  if (IN_NODE) sharedStorage = directoryStorage();
+  else if (globalThis.indexedDB && typeof globalThis.indexedDB.open === 'function') sharedStorage = indexedDbStorage();
+  return sharedStorage;
 }
 
 function checkStorage(storage) {
@@ -403,6 +409,8 @@ class FreshFilter extends EventTarget {
   #closed = false;
   /** Storage holds the bytes of the filter in use. */
   #persisted = false;
+  /** The file bytes of the filter in use, when known and small (a delta's base without serialize()). */
+  #bytes = null;
 
   /** @private use openFilter() */
   constructor(token, url, settings) {
@@ -509,6 +517,7 @@ class FreshFilter extends EventTarget {
     this.#controller?.abort(closedError());
     const filter = this.#filter;
     this.#filter = null;
+    this.#bytes = null;
     filter?.free();
   }
 
@@ -565,6 +574,22 @@ class FreshFilter extends EventTarget {
     if (typeof this.#timer === 'object' && this.#timer !== null && typeof this.#timer.unref === 'function') this.#timer.unref();
   }
 
+  /** The check at open: one macrotask later; refresh() before then joins it. */
+  #checkSoon() {
+    let settle;
+    const soon = new Promise((resolve) => { settle = resolve; });
+    this.#checking = soon;
+    const timer = setTimeout(() => {
+      if (this.#checking === soon) this.#checking = null;
+      if (this.#closed) {
+        settle({ checked: false, changed: false, generation: null, error: closedError() });
+        return;
+      }
+      settle(this.#check(true, false));
+    }, 0);
+    if (typeof timer === 'object' && timer !== null && typeof timer.unref === 'function') timer.unref();
+  }
+
   #check(force, initial) {
     if (this.#checking !== null) return this.#checking;
     if (!force && !this.#due()) {
@@ -586,12 +611,15 @@ class FreshFilter extends EventTarget {
   /** @internal what openFilter() runs: the persisted copy, else the first download. */
   static async open(token, url, settings) {
     const live = new FreshFilter(token, url, settings);
+    // Instantiate the module while storage is read: after a reload the two overlap.
+    wasm.ready().catch(noop);
     try {
       await live.#openStorage(settings);
       if (live.#filter === null && settings.initial !== undefined) await live.#openInitial(settings);
       if (live.#filter !== null) {
-        // Usable now; a due check runs in the background (its outcome is an event).
-        if (live.#due()) live.#check(true, false).then(noop, noop);
+        // Usable now. A due check runs in the background (its outcome is an event), started
+        // after this open has resolved, so that the first queries do not wait for its start.
+        if (live.#due()) live.#checkSoon();
         else live.#schedule();
         return live;
       }
@@ -622,8 +650,8 @@ class FreshFilter extends EventTarget {
     if (record === null || record === undefined) return;
     const meta = record.meta && typeof record.meta === 'object' ? record.meta : {};
     let filter = null;
+    const bytes = record.bytes instanceof Uint8Array ? record.bytes : new Uint8Array(record.bytes);
     try {
-      const bytes = record.bytes instanceof Uint8Array ? record.bytes : new Uint8Array(record.bytes);
       filter = await BloomFilter.from(bytes);
       const pinned = settings.listId;
       if (pinned !== null && filter.listId !== pinned) {
@@ -643,7 +671,7 @@ class FreshFilter extends EventTarget {
       }
       return;
     }
-    this.#install(filter, 'persisted', Number.isFinite(meta.lastUpdate) ? meta.lastUpdate : null);
+    this.#install(filter, 'persisted', Number.isFinite(meta.lastUpdate) ? meta.lastUpdate : null, bytes);
     this.#persisted = true;
     if (meta.checksum === this.#checksum) {
       // The meta describes these bytes: its ETag and schedule still hold.
@@ -656,9 +684,10 @@ class FreshFilter extends EventTarget {
   /** The caller's starting file (one shipped with the app), when nothing is persisted. */
   async #openInitial(settings) {
     let filter = null;
+    let bytes;
     try {
-      let bytes = typeof settings.initial === 'function' ? await settings.initial() : settings.initial;
-      if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
+      const given = typeof settings.initial === 'function' ? await settings.initial() : settings.initial;
+      bytes = given instanceof ArrayBuffer ? new Uint8Array(given) : given;
       if (!(bytes instanceof Uint8Array)) throw new TypeError('openFilter(): initial must give the bytes of a .bgf file (Uint8Array or ArrayBuffer)');
       filter = await BloomFilter.from(bytes);
       const pinned = settings.listId;
@@ -673,7 +702,7 @@ class FreshFilter extends EventTarget {
       this.#report(reason, 'initial');
       return;
     }
-    this.#install(filter, 'initial', null);
+    this.#install(filter, 'initial', null, bytes);
     this.#persisted = false;
   }
 
@@ -706,6 +735,7 @@ class FreshFilter extends EventTarget {
     const settings = this.#settings;
     const headers = {};
     if (this.#etag !== null && this.#filter !== null) headers['If-None-Match'] = this.#etag;
+    const started = performance.now();
     const reply = await privateGet(this.#url, {
       fetch: settings.fetch,
       signal,
@@ -766,6 +796,7 @@ class FreshFilter extends EventTarget {
     }
 
     const previous = current === null ? null : current.generation;
+    const manifestMs = performance.now() - started;
     const before = this.#bytesDownloaded;
     let next = null;
     const delta = current === null ? null
@@ -785,7 +816,7 @@ class FreshFilter extends EventTarget {
       throw closedError();
     }
     const at = this.#settings.now();
-    this.#install(next.filter, next.source, at);
+    this.#install(next.filter, next.source, at, next.bytes);
     this.#checksum = next.checksum;
     this.#length = next.length;
     this.#etag = etag;
@@ -794,6 +825,8 @@ class FreshFilter extends EventTarget {
     const detail = {
       generation: manifest.generation, previousGeneration: previous, listId: manifest.listId, source: next.source,
       bytes: this.#bytesDownloaded - before, url: next.url,
+      // How long the manifest took, and the rest: download, checks, apply, swap and persist.
+      timings: { manifestMs, updateMs: performance.now() - started - manifestMs },
     };
     this.#emit('update', detail);
     this.#emit('check', { status: 200, notModified: false, changed: true, generation: manifest.generation });
@@ -801,9 +834,10 @@ class FreshFilter extends EventTarget {
   }
 
   /** Swap in a new filter in one assignment; the old one is freed after it. */
-  #install(filter, source, at) {
+  #install(filter, source, at, bytes = null) {
     const old = this.#filter;
     this.#filter = filter;
+    this.#bytes = bytes !== null && bytes.length <= KEEP_BYTES_MAX ? bytes : null;
     this.#source = source;
     this.#lastUpdate = at;
     if (old !== null && old !== filter) old.free();
@@ -849,7 +883,7 @@ class FreshFilter extends EventTarget {
       throw new BloomgateError('E_DELTA',
         `the delta ${delta.url} makes generation ${info.targetGeneration} (${info.targetLength} bytes, checksum ${info.targetChecksum}), not the file the manifest names`);
     }
-    const target = wasm.applyDelta(current.serialize(), bytes);
+    const target = wasm.applyDelta(this.#bytes ?? current.serialize(), bytes);
     const filter = await BloomFilter.from(target);
     if (filter.listId !== manifest.listId || filter.generation !== manifest.generation) {
       filter.free();
@@ -903,7 +937,7 @@ class FreshFilter extends EventTarget {
       if (full.checksum !== null && checksum !== full.checksum) {
         throw new BloomgateError('E_MANIFEST', `the filter ${full.url} has checksum ${checksum}; the manifest names ${full.checksum}`);
       }
-      return { filter, bytes: this.#storage !== null ? bytes : null, source: 'full', checksum, length: full.length, url: full.url };
+      return { filter, bytes, source: 'full', checksum, length: full.length, url: full.url };
     } catch (error) {
       filter.free();
       throw error;

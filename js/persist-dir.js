@@ -14,6 +14,7 @@
  * itself is always validated by the core before use).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +33,44 @@ export function defaultDirectory() {
 function headerChecksum(bytes) {
   if (bytes.length < 16) return null;
   return new DataView(bytes.buffer, bytes.byteOffset, 16).getBigUint64(8, true).toString(16).padStart(16, '0');
+}
+
+/**
+ * Files up to this size are read synchronously: one read(2) into one buffer,
+ * ~0.15 ms for a 1.2 MB filter here, where the promise API's open/stat/read/
+ * close (four thread-pool trips) took 0.3-0.8 ms. It blocks the event loop at
+ * most ~1-2 ms, once, when a filter is opened. Larger files are read async.
+ */
+const SYNC_READ_MAX = 8 * 1024 * 1024;
+
+/** A file's bytes, read whole. */
+async function readWhole(path) {
+  const fd = openSync(path, 'r');
+  try {
+    const { size } = fstatSync(fd);
+    if (size <= SYNC_READ_MAX) {
+      const bytes = Buffer.allocUnsafe(size);
+      let at = 0;
+      while (at < size) {
+        const n = readSync(fd, bytes, at, size - at, at);
+        if (n === 0) break;
+        at += n;
+      }
+      return new Uint8Array(bytes.buffer, bytes.byteOffset, at);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return new Uint8Array(await readFile(path));
+}
+
+/** A small file's text, or null when it cannot be read. */
+function readText(path) {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
 }
 
 /** Write `data` to `path` atomically: temporary file, fsync, rename. */
@@ -70,14 +109,14 @@ export function createDirectoryStorage(directory) {
       const paths = names(key);
       let bytes;
       try {
-        bytes = new Uint8Array(await readFile(paths.file));
+        bytes = await readWhole(paths.file);
       } catch (error) {
         if (error.code === 'ENOENT') return null;
         throw error;
       }
       let meta = {};
       try {
-        const parsed = JSON.parse(await readFile(paths.meta, 'utf8'));
+        const parsed = JSON.parse(readText(paths.meta));
         if (parsed && typeof parsed === 'object' && parsed.key === key &&
           (parsed.checksum === undefined || parsed.checksum === headerChecksum(bytes))) meta = parsed;
       } catch {

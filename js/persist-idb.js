@@ -2,9 +2,11 @@
  * persist-idb.js — where openFilter() keeps its copy of a filter in pages,
  * workers and extension service workers: IndexedDB.
  *
- * The file is stored as bytes (an ArrayBuffer, structured-cloned as it is:
- * no base64, no size cap beyond the origin's quota), its record of what it
- * is (`meta`: generation, checksum, ETag, last check, ...) beside it. Two
+ * The file is stored as bytes — a Blob of them where the platform has Blob
+ * (Chromium reads a 1.2 MB Blob back in about half the time of the same
+ * ArrayBuffer: bench/fresh.mjs), else an ArrayBuffer; no base64, no size cap
+ * beyond the origin's quota — and its record of what it is (`meta`:
+ * generation, checksum, ETag, last check, ...) beside it. Two
  * object stores, written in one transaction: `files` (key -> ArrayBuffer)
  * and `meta` (key -> object), so a check that changes only the meta (a 304,
  * say) does not rewrite megabytes, and a write that fails (QuotaExceededError)
@@ -34,8 +36,9 @@ function failure(target, what) {
 
 /**
  * The filter store in IndexedDB.
- * @param {{ name?: string, indexedDB?: IDBFactory }} [options] `name`: the database (default
- *   'bloomgate-filters'); `indexedDB`: the factory (default globalThis.indexedDB)
+ * @param {{ name?: string, indexedDB?: IDBFactory, blob?: boolean }} [options] `name`: the
+ *   database (default 'bloomgate-filters'); `indexedDB`: the factory (default
+ *   globalThis.indexedDB); `blob: false` stores an ArrayBuffer instead of a Blob
  * @returns {IndexedDbStorage}
  */
 export function indexedDbStorage(options = {}) {
@@ -108,33 +111,39 @@ export function indexedDbStorage(options = {}) {
     });
   }
 
-  /** A tight ArrayBuffer of the bytes (one copy unless they already fill their buffer). */
-  function bufferOf(bytes) {
+  /** What is stored for the bytes: a Blob, or a tight ArrayBuffer (one copy unless they fill their buffer). */
+  function valueOf(bytes) {
+    if (options.blob !== false && typeof Blob === 'function') return new Blob([bytes], { type: 'application/octet-stream' });
     if (bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer) {
       return bytes.buffer;
     }
     return bytes.slice().buffer;
   }
 
+  /** Stored value -> Uint8Array (a Blob is read after the transaction, which cannot wait for it). */
+  async function bytesOf(value) {
+    if (value instanceof Uint8Array) return value;
+    if (value instanceof ArrayBuffer) return new Uint8Array(value);
+    if (typeof Blob === 'function' && value instanceof Blob) return new Uint8Array(await value.arrayBuffer());
+    throw new TypeError('IndexedDB holds something other than filter bytes under this key');
+  }
+
   return {
     kind: 'indexeddb',
     async get(key) {
-      return transaction('readonly', (files, meta) => {
+      const found = await transaction('readonly', (files, meta) => {
         const file = files.get(key);
         const info = meta.get(key);
-        return () => {
-          const value = file.result;
-          if (value === undefined || value === null) return null;
-          const bytes = value instanceof Uint8Array ? value : new Uint8Array(value);
-          const record = info.result;
-          return { bytes, meta: record && typeof record === 'object' ? record : {} };
-        };
+        return () => ({ value: file.result, record: info.result });
       });
+      if (found.value === undefined || found.value === null) return null;
+      const { record } = found;
+      return { bytes: await bytesOf(found.value), meta: record && typeof record === 'object' ? record : {} };
     },
     async set(key, bytes, meta) {
-      const buffer = bufferOf(bytes);
+      const value = valueOf(bytes);
       await transaction('readwrite', (files, store) => {
-        files.put(buffer, key);
+        files.put(value, key);
         store.put({ ...meta }, key);
         return () => undefined;
       });

@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { extname, join, resolve, sep } from 'node:path';
+import { extname, resolve, sep } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { FilterSite, buildGenerations, sri } from '../../bench/fresh-site.mjs';
@@ -160,10 +160,11 @@ describe('openFilter in headless Chromium', { skip: hasChromium ? false : `no Ch
           const meta = tx.objectStore('meta').get(url);
           tx.oncomplete = async () => {
             const value = file.result;
+            const bytes = value instanceof Blob ? await value.arrayBuffer() : value;
             resolve({
               type: Object.prototype.toString.call(value),
-              length: value.byteLength,
-              digest: await window.sha256(value),
+              length: bytes.byteLength,
+              digest: await window.sha256(bytes),
               meta: meta.result,
             });
             open.result.close();
@@ -175,7 +176,7 @@ describe('openFilter in headless Chromium', { skip: hasChromium ? false : `no Ch
     assert.equal(result.source, 'full');
     assert.equal(result.generation, 1);
     assert.equal(result.storage, 'indexeddb');
-    assert.equal(result.stored.type, '[object ArrayBuffer]', 'stored as bytes, not base64');
+    assert.equal(result.stored.type, '[object Blob]', 'stored as bytes (a Blob), not base64');
     assert.equal(result.stored.length, generations.files[1].length);
     assert.equal(result.stored.digest, sha256Hex(generations.files[1]));
     assert.equal(result.stored.meta.generation, 1);
