@@ -550,6 +550,8 @@ static void blocked_write_payload(const void *state, uint8_t *dst) {
   if (dst != b->blocks) memcpy(dst, b->blocks, (size_t)payload_bytes(b));
 }
 
+static const uint8_t *blocked_payload_view(const void *state) { return ((const blocked *)state)->blocks; }
+
 BG_COLD static bg_status blocked_validate(const bg_header *h, const uint8_t *payload) {
   (void)payload; /* every bit pattern is a valid filter */
   BG_RETURN_IF(h->k != 8 && h->k != 16, BG_E_HEADER);
@@ -589,6 +591,7 @@ const bg_kind_ops bg_kind_blocked = {
     .describe = blocked_describe,
     .payload_size = blocked_payload_size,
     .write_payload = blocked_write_payload,
+    .payload_view = blocked_payload_view,
     .validate = blocked_validate,
     .load = blocked_load,
 };

@@ -120,6 +120,8 @@ static void classic_write_payload(const void *state, uint8_t *dst) {
   if (dst != c->bits) memcpy(dst, c->bits, (size_t)payload_bytes(c->m));
 }
 
+static const uint8_t *classic_payload_view(const void *state) { return ((const classic *)state)->bits; }
+
 BG_COLD static bg_status classic_validate(const bg_header *h, const uint8_t *payload) {
   BG_RETURN_IF(h->k < 1 || h->k > BG_MAX_K, BG_E_HEADER);
   BG_RETURN_IF(h->m < 1 || h->m > BG_MAX_BITS, BG_E_HEADER);
@@ -159,6 +161,7 @@ const bg_kind_ops bg_kind_classic = {
     .describe = classic_describe,
     .payload_size = classic_payload_size,
     .write_payload = classic_write_payload,
+    .payload_view = classic_payload_view,
     .validate = classic_validate,
     .load = classic_load,
 };

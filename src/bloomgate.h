@@ -794,6 +794,23 @@ size_t bg_filter_serialized_size(const bg_filter *filter);
 bg_status bg_filter_serialize(const bg_filter *filter, uint8_t *dst, size_t dst_capacity,
                               size_t *written);
 /**
+ * @brief The .bgf file in two parts, for writers that should not hold a
+ *        serialized copy: its head (header, metadata and padding, with the
+ *        checksum of the whole file) written into head, and its payload where
+ *        the filter keeps it. Writing head then payload gives exactly
+ *        bg_filter_serialize's bytes.
+ * @param filter the filter (not NULL).
+ * @param head, head_capacity where the head goes; head may be NULL with capacity 0.
+ * @param head_length set to the head's size (also on BG_E_BUFFER, so a caller can call twice).
+ * @param payload set to the payload inside the filter: valid until the filter changes or is freed.
+ * @param payload_length set to the payload's size.
+ * @return BG_OK; BG_E_ARG (a NULL out-parameter or filter); BG_E_UNSUPPORTED (a kind
+ *         that does not keep its payload in file layout, or a static kind not sealed
+ *         yet: use bg_filter_serialize); BG_E_BUFFER (head_capacity below *head_length).
+ */
+bg_status bg_filter_serialize_parts(const bg_filter *filter, uint8_t *head, size_t head_capacity, size_t *head_length,
+                                    const uint8_t **payload, size_t *payload_length);
+/**
  * @brief Validate a .bgf file and build a filter from a copy of its payload.
  * @param src exactly the file's src_size bytes, not kept; NULL only when src_size is 0.
  * @param src_size the file's length.

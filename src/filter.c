@@ -369,6 +369,28 @@ BG_COLD bg_status bg_filter_serialize(const bg_filter *f, uint8_t *dst, size_t d
   return BG_OK;
 }
 
+BG_COLD bg_status bg_filter_serialize_parts(const bg_filter *f, uint8_t *head, size_t head_capacity,
+                                            size_t *head_length, const uint8_t **payload,
+                                            size_t *payload_length) {
+  BG_RETURN_IF(!f || !head_length || !payload || !payload_length || (!head && head_capacity), BG_E_ARG);
+  BG_RETURN_IF(!f->ops->payload_view, BG_E_UNSUPPORTED);
+  bg_kind_info kind_info;
+  f->ops->describe(f->state, f->count, &kind_info);
+  bg_header h;
+  filter_header(f, &kind_info, &h);
+  BG_RETURN_IF(h.payload_length == 0, BG_E_UNSUPPORTED);
+  *head_length = (size_t)h.payload_offset;
+  BG_RETURN_IF(head_capacity < h.payload_offset, BG_E_BUFFER);
+  bg__header_write(&h, head);
+  if (f->metadata_length) memcpy(head + BG_HEADER_SIZE, f->metadata, f->metadata_length);
+  memset(head + BG_HEADER_SIZE + f->metadata_length, 0,
+         (size_t)(h.payload_offset - BG_HEADER_SIZE - f->metadata_length));
+  *payload = f->ops->payload_view(f->state);
+  *payload_length = (size_t)h.payload_length;
+  bg__file_seal_parts(head, *head_length, *payload, *payload_length);
+  return BG_OK;
+}
+
 /* Shared by both readers: validate, then let the kind build its state from the payload. */
 BG_COLD static bg_status filter_from_file(uint8_t *src, size_t size, int in_place, const uint64_t *checksum,
                                           bg_filter **out) {

@@ -78,6 +78,15 @@ void bg__file_seal(uint8_t *file, size_t file_length) {
   bg__put_u64(file + OFF_checksum, bg_file_checksum(file, file_length));
 }
 
+void bg__file_seal_parts(uint8_t *head, size_t head_length, const uint8_t *payload, size_t payload_length) {
+  XXH3_state_t state;
+  XXH3_INITSTATE(&state);
+  (void)XXH3_64bits_reset(&state);
+  (void)XXH3_64bits_update(&state, head + OFF_version, head_length - OFF_version);
+  (void)XXH3_64bits_update(&state, payload, payload_length);
+  bg__put_u64(head + OFF_checksum, XXH3_64bits_digest(&state));
+}
+
 BG_COLD bg_status bg_header_peek(const uint8_t *src, size_t src_size, bg_header *h) {
   BG_RETURN_IF(!h || (!src && src_size), BG_E_ARG);
   /* Compare as much of the magic as there is, so a short non-bgf file says "not a filter". */

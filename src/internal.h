@@ -87,5 +87,7 @@ bg_status bg__url_digests(const void *item, size_t len, uint8_t (*digests)[32], 
 void bg__header_write(const bg_header *header, uint8_t *dst);
 /* format.c: stamp the checksum of a complete file into its header. */
 void bg__file_seal(uint8_t *file, size_t file_length);
+/* format.c: stamp into a file's head ([0, payload_offset)) the checksum of the head and its payload. */
+void bg__file_seal_parts(uint8_t *head, size_t head_length, const uint8_t *payload, size_t payload_length);
 
 #endif /* BLOOMGATE_INTERNAL_H */

@@ -61,6 +61,8 @@ typedef struct bg_kind_ops {
   /* The payload of the .bgf file: its exact size, and the bytes. */
   uint64_t (*payload_size)(const void *state);
   void (*write_payload)(const void *state, uint8_t *dst);
+  /* Optional: the payload where it lies, for kinds that keep it in file layout (written without a copy). */
+  const uint8_t *(*payload_view)(const void *state);
   /* After the checksum: the header's m, k, capacity, error_rate and this payload agree. */
   bg_status (*validate)(const bg_header *header, const uint8_t *payload);
   /*

@@ -3,10 +3,10 @@
  * read the results, release. One function per verb of the filter API, plus
  * the key hash of sharded builds and the URL functions.
  */
-import { HEADER_FIELDS, INFO_BYTES, INFO_SLOTS, URL_MATCH, readInfo } from './contract.js';
+import { HEADER_FIELDS, HEADER_SIZE, INFO_BYTES, INFO_SLOTS, URL_MATCH, readInfo } from './contract.js';
 import {
   ex, HEAPF64, HEAPU32, HEAPU8, MISC_BYTES, MISC_F64, MISC_HASH, MISC_OFFSETS, MISC_OUT_PTR, MISC_SIZE_T,
-  MISC_URL_MATCH, check, mallocOrThrow, miscPtr, statusCode, statusError, statusName,
+  MISC_PARTS, MISC_URL_MATCH, check, mallocOrThrow, miscPtr, statusCode, statusError, statusName,
 } from './module.js';
 import {
   BATCH_PACKED_BYTES, arena, arenaReserve, arenaShrink, keyPtr, releaseKey, runBatch, packedKeys, scratchPtr,
@@ -195,46 +195,83 @@ export function filterSerialize(filter) {
 
 const headerField = (name) => HEADER_FIELDS.find((field) => field.name === name);
 
+/** Set header fields by name in the file at ptr (overrides of filterSerializeTo). */
+function overrideHeader(ptr, overrides) {
+  const view = new DataView(HEAPU8.buffer, ptr, HEADER_SIZE);
+  for (const [name, value] of Object.entries(overrides)) {
+    const field = headerField(name);
+    if (field === undefined || field.fixed) throw new RangeError(`no settable header field '${name}'`);
+    if (field.type === 'u8') view.setUint8(field.offset, value);
+    else if (field.type === 'u64') view.setBigUint64(field.offset, BigInt(value), true);
+    else throw new RangeError(`header field '${name}' (${field.type}) cannot be overridden`);
+  }
+}
+
+/** Restamp the checksum of a file whose head is at head and payload at payload (the core's hasher, no copy). */
+function restampChecksum(head, headLength, payload, payloadLength) {
+  const hasher = ex.bg_file_hasher_new() >>> 0;
+  if (hasher === 0) throw statusError(statusCode('E_NOMEM'));
+  try {
+    ex.bg_file_hasher_update(hasher, head, headLength);
+    if (payloadLength > 0) ex.bg_file_hasher_update(hasher, payload, payloadLength);
+    const digest = miscPtr + MISC_HASH;
+    ex.bgw_file_hasher_digest(hasher, digest);
+    HEAPU8.copyWithin(head + headerField('checksum').offset, digest, digest + 8);
+  } finally {
+    ex.bg_file_hasher_free(hasher);
+  }
+}
+
 /**
  * Serialize straight to a sink, with no copy out of wasm memory: `write(view)`
- * gets the file as a view of wasm memory and must consume it synchronously
- * (fs.writeSync): the view is valid only during the call. Peak memory is the
- * filter and one serialized copy, where serialize() adds a third (the
- * JavaScript copy). `overrides` sets u8/u64 header fields by name (the CLI's
- * hibp fast path relabels its key encoding and sets a one-pass fuse
- * filter's capacity); the checksum is then restamped in place by the core's
+ * gets the file as views of wasm memory and must consume each synchronously
+ * (fs.writeSync): a view is valid only during its call. Kinds that keep their
+ * payload in file layout (classic, blocked: bg_filter_serialize_parts) are
+ * written as their head and then the payload where it lies, so the file is
+ * never copied at all: peak memory is the filter itself. Others are
+ * serialized once into wasm memory. `overrides` sets u8/u64 header fields by
+ * name (the CLI's hibp fast path relabels its key encoding and sets a one-pass
+ * fuse filter's capacity); the checksum is then restamped by the core's
  * hasher. Returns the file's length.
  * @param {(view: Uint8Array) => void} write
  * @param {Record<string, number>} [overrides]
  */
 export function filterSerializeTo(filter, write, overrides) {
+  const patch = overrides !== undefined && Object.keys(overrides).length > 0;
+  const lengths = miscPtr + MISC_PARTS; // head length, then payload pointer and length
+  let rc = ex.bg_filter_serialize_parts(filter, 0, 0, lengths, lengths + 4, lengths + 8);
+  if (rc < 0 && statusName(rc) === 'E_BUFFER') {
+    const headLength = HEAPU32[lengths >>> 2];
+    const head = mallocOrThrow(headLength);
+    try {
+      check(ex.bg_filter_serialize_parts(filter, head, headLength, lengths, lengths + 4, lengths + 8));
+      const payload = HEAPU32[(lengths + 4) >>> 2];
+      const payloadLength = HEAPU32[(lengths + 8) >>> 2];
+      if (patch) {
+        overrideHeader(head, overrides);
+        restampChecksum(head, headLength, payload, payloadLength);
+      }
+      write(HEAPU8.subarray(head, head + headLength));
+      write(HEAPU8.subarray(payload, payload + payloadLength));
+      return headLength + payloadLength;
+    } finally {
+      ex.free(head);
+    }
+  }
+  if (rc < 0 && statusName(rc) !== 'E_UNSUPPORTED') check(rc);
   const size = ex.bg_filter_serialized_size(filter) >>> 0;
   const ptr = mallocOrThrow(size);
-  let hasher = 0;
   try {
     const written = miscPtr + MISC_SIZE_T;
     check(ex.bg_filter_serialize(filter, ptr, size, written));
     const length = HEAPU32[written >>> 2];
-    if (overrides !== undefined && Object.keys(overrides).length > 0) {
-      const view = new DataView(HEAPU8.buffer, ptr, length);
-      for (const [name, value] of Object.entries(overrides)) {
-        const field = headerField(name);
-        if (field === undefined || field.fixed) throw new RangeError(`no settable header field '${name}'`);
-        if (field.type === 'u8') view.setUint8(field.offset, value);
-        else if (field.type === 'u64') view.setBigUint64(field.offset, BigInt(value), true);
-        else throw new RangeError(`header field '${name}' (${field.type}) cannot be overridden`);
-      }
-      hasher = ex.bg_file_hasher_new() >>> 0;
-      if (hasher === 0) throw statusError(statusCode('E_NOMEM'));
-      ex.bg_file_hasher_update(hasher, ptr, length);
-      const digest = miscPtr + MISC_HASH;
-      ex.bgw_file_hasher_digest(hasher, digest);
-      HEAPU8.copyWithin(ptr + headerField('checksum').offset, digest, digest + 8);
+    if (patch) {
+      overrideHeader(ptr, overrides);
+      restampChecksum(ptr, length, 0, 0);
     }
     write(HEAPU8.subarray(ptr, ptr + length));
     return length;
   } finally {
-    if (hasher !== 0) ex.bg_file_hasher_free(hasher);
     ex.free(ptr);
   }
 }

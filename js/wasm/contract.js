@@ -185,6 +185,7 @@ export const EXPORTS = Object.freeze([
   'bg_filter_metadata',
   'bg_filter_serialized_size',
   'bg_filter_serialize',
+  'bg_filter_serialize_parts',
   'bg_filter_deserialize_owned',
   'bg_sha1',
   'bg_sha256_init',

@@ -41,6 +41,7 @@ export const MISC_HASH = 536; // 4 x u32
 export const MISC_DIGEST = 576; // 32 bytes
 export const MISC_OFFSETS = 640; // 31 x u32 (URL expressions)
 export const MISC_URL_MATCH = 768; // bg_url_match (URL_MATCH.size bytes)
+export const MISC_PARTS = 1920; // 3 x u32: head length, payload pointer, payload length
 
 /** Run fn after every memory growth (views that files keep of their own). */
 export function onMemoryGrowth(fn) {
