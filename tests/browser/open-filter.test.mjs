@@ -309,4 +309,44 @@ describe('openFilter in headless Chromium', { skip: hasChromium ? false : `no Ch
     assert.equal(reopened.source, 'persisted');
     assert.equal(reopened.generation, 5);
   });
+
+  it('indexedDbStorage({ blob: false }) keeps an ArrayBuffer; a custom store that throws QuotaExceededError keeps the filter', async () => {
+    const result = await inPage(async (url) => {
+      const { indexedDbStorage, openFilter } = window.bloomgate;
+      const store = indexedDbStorage({ name: 'bloomgate-arraybuffer', blob: false });
+      const bytes = new Uint8Array([1, 2, 3, 4, 5]);
+      await store.set('k', bytes, { note: 'x' });
+      const back = await store.get('k');
+      const raw = await new Promise((resolve) => {
+        const open = indexedDB.open('bloomgate-arraybuffer');
+        open.onsuccess = () => {
+          const request = open.result.transaction('files').objectStore('files').get('k');
+          request.onsuccess = () => {
+            resolve(Object.prototype.toString.call(request.result));
+            open.result.close();
+          };
+        };
+      });
+      await store.delete('k');
+      const gone = await store.get('k');
+      store.close();
+      // A store that is full: the filter opens from the network and is used, the error reported.
+      const errors = [];
+      const full = {
+        get: async () => null,
+        set: async () => { throw new DOMException('quota', 'QuotaExceededError'); },
+        delete: async () => {},
+      };
+      const live = await openFilter(url, { storage: full, onError: (error) => errors.push(error.code) });
+      const generation = live.generation;
+      live.close();
+      return { back: [...back.bytes], meta: back.meta.note, raw, gone, errors, generation };
+    }, site.manifestUrl);
+    assert.deepEqual(result.back, [1, 2, 3, 4, 5]);
+    assert.equal(result.meta, 'x');
+    assert.equal(result.raw, '[object ArrayBuffer]');
+    assert.equal(result.gone, null);
+    assert.deepEqual(result.errors, ['E_STORAGE']);
+    assert.equal(result.generation, 5);
+  });
 });

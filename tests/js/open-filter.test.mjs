@@ -707,6 +707,28 @@ describe('openFilter: persisted copies', () => {
     }
   });
 
+  it('persists by default in Node, in the per-user cache directory', { skip: process.platform === 'win32' || process.platform === 'darwin' }, async () => {
+    const site = await siteAt(1);
+    const cache = join(scratch, 'xdg-cache');
+    const saved = process.env.XDG_CACHE_HOME;
+    process.env.XDG_CACHE_HOME = cache;
+    try {
+      (await openFilter(site.manifestUrl)).close();
+      const dir = join(cache, 'bloomgate', 'filters');
+      const names = readdirSync(dir);
+      assert.equal(names.filter((name) => name.endsWith('.bgf')).length, 1);
+      await site.stop();
+      const offline = await openFilter(site.manifestUrl, { refreshSeconds: 3600 });
+      assert.equal(offline.stats().source, 'persisted');
+      assert.equal(offline.stats().storage, 'directory');
+      offline.close();
+    } finally {
+      if (saved === undefined) delete process.env.XDG_CACHE_HOME;
+      else process.env.XDG_CACHE_HOME = saved;
+      await site.stop();
+    }
+  });
+
   it('refuses a persisted copy of another list than the one asked for', async () => {
     const site = await siteAt(1);
     const dir = newDir();
