@@ -579,7 +579,8 @@ class FreshFilter extends EventTarget {
     let settle;
     const soon = new Promise((resolve) => { settle = resolve; });
     this.#checking = soon;
-    const timer = setTimeout(() => {
+    // Not unref'd: a script that awaits refresh() right after the open waits for this check.
+    setTimeout(() => {
       if (this.#checking === soon) this.#checking = null;
       if (this.#closed) {
         settle({ checked: false, changed: false, generation: null, error: closedError() });
@@ -587,7 +588,6 @@ class FreshFilter extends EventTarget {
       }
       settle(this.#check(true, false));
     }, 0);
-    if (typeof timer === 'object' && timer !== null && typeof timer.unref === 'function') timer.unref();
   }
 
   #check(force, initial) {
@@ -768,7 +768,6 @@ class FreshFilter extends EventTarget {
     }
     const manifest = parseManifest(text, this.#url);
     const etag = reply.headers.get('etag');
-    this.#minRefreshSeconds = manifest.minRefreshSeconds;
 
     if (settings.listId !== null && manifest.listId !== settings.listId) {
       throw new BloomgateError('E_LIST', `the manifest at ${this.#url} offers list ${manifest.listId}, not the list ${settings.listId} asked for`);
@@ -782,6 +781,8 @@ class FreshFilter extends EventTarget {
         throw new BloomgateError('E_STALE',
           `the manifest at ${this.#url} offers generation ${manifest.generation}, older than generation ${current.generation} in use (a replayed or rolled-back manifest); kept the filter in use`);
       }
+      // A manifest of this list, not older: its interval holds from now on (a refused one's does not).
+      this.#minRefreshSeconds = manifest.minRefreshSeconds;
       if (manifest.generation === current.generation) {
         if (manifest.full.checksum !== null && this.#checksum !== null && manifest.full.checksum !== this.#checksum) {
           throw manifestError(this.#url,
@@ -795,6 +796,7 @@ class FreshFilter extends EventTarget {
       }
     }
 
+    if (current === null) this.#minRefreshSeconds = manifest.minRefreshSeconds;
     const previous = current === null ? null : current.generation;
     const manifestMs = performance.now() - started;
     const before = this.#bytesDownloaded;

@@ -485,6 +485,22 @@ describe('openFilter: bad updates keep the last good filter', () => {
     });
   }
 
+  it('does not take the interval of a manifest it refused', async () => {
+    const { site, live } = await liveAt2();
+    try {
+      site.setManifest({ ...manifestFor('0123'.repeat(8), 3, site.generations.files[3]), minRefreshSeconds: 86400 });
+      assert.equal((await live.refresh()).error?.code, 'E_LIST');
+      assert.equal(live.stats().minRefreshSeconds, 0);
+      site.publish(1, { minRefreshSeconds: 86400 });
+      assert.equal((await live.refresh()).error?.code, 'E_STALE');
+      assert.equal(live.stats().minRefreshSeconds, 0);
+      assert.equal((await live.refresh()).checked, true, 'still asked at once');
+      live.close();
+    } finally {
+      await site.stop();
+    }
+  });
+
   it('keeps generation 2 when the site is down, and updates when it is back', async () => {
     const { site, live, events } = await liveAt2();
     try {
