@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * endpoint.js — when an escalation endpoint's "nothing here" is believed.
  *
@@ -70,7 +71,17 @@ function malformed(url, problem) {
   return new BloomgateError('E_ESCALATION', `the manifest at ${url} is malformed: ${problem}`);
 }
 
-/** Parse and check a manifest's fields; anything unexpected is an error, not "absent". */
+/**
+ * A manifest as parseManifest returns it: every one of these fields checked.
+ * @typedef {{ url: string, format: string, version: number, protocol: 'range' | 'hashes', hashType: string,
+ *   listId: string, generation: number, records: number, minCount: number,
+ *   padding: 'none' | 'request' | 'static', notFound: 'error' | 'empty' }} Manifest
+ */
+
+/**
+ * Parse and check a manifest's fields; anything unexpected is an error, not "absent".
+ * @returns {Readonly<Manifest> | null}
+ */
 export function parseManifest(text, url, protocol) {
   let value;
   try {
@@ -129,7 +140,7 @@ export async function manifestOf(base, protocol, request) {
 
 /**
  * Check that a manifest describes the filter's list; throws E_ESCALATION otherwise.
- * @param {object} manifest from manifestOf
+ * @param {Manifest} manifest from manifestOf
  * @param {{ listId: string, generation: number, minCount?: number } | null} list the filter's identity
  */
 export function checkManifestFor(manifest, list) {
@@ -156,6 +167,7 @@ export function checkManifestFor(manifest, list) {
 /**
  * The manifest of an endpoint that serves `store` (a StoreReader): what
  * `bloomgate serve` answers and `bloomgate export-ranges` writes last.
+ * @param {import('./store.js').StoreReader} store
  * @param {{ protocol: 'range' | 'hashes', padding: 'none' | 'request' | 'static', notFound: 'error' | 'empty' }} how
  */
 export function storeManifest(store, { protocol, padding, notFound }) {

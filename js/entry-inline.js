@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * entry-inline.js — what `import … from 'bloomgate/inline'` loads through
  * package.json "exports": js/inline.js plus the static platform imports of

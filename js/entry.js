@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * entry.js — what `import … from 'bloomgate'` loads through package.json
  * "exports" (Node and every bundler). Same API as index.js, which browsers

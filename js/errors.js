@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * errors.js — the one error type the library throws for its own failures.
  *

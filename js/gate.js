@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * gate.js — the front gate: answer "definitely not" locally, and on "maybe"
  * ask the source of truth once.
@@ -88,16 +89,12 @@ function validateOptions(options) {
 }
 
 /**
- * @param {object} options
- * @param {{ mightContain(item): boolean, stats?(): { estimatedErrorRate: number } }} options.filter
- * @param {(item, ctx: { signal: AbortSignal }) => Promise<boolean | { listed: boolean, ttlMs?: number }>} options.confirm
- * @param {'throw'|'listed'|'clean'|((error, item) => boolean)} [options.onError='throw']
- * @param {number} [options.timeoutMs=5000]
- * @param {{ maxEntries?: number, ttlMs?: number }} [options.cache]
- * @param {{ ratio?: number, minNegatives?: number }} [options.staleness] when observed false
- *   positives exceed `ratio` × the filter's estimated rate (and 4 sigma), the gate flags it
- * @param {(info: object) => void} [options.onStale] called once when the filter looks stale
- * @param {() => number} [options.now] clock (tests)
+ * Options (GateOptions in index.d.ts): `filter` (mightContain, optional stats), `confirm(item,
+ * { signal })`, `onError` ('throw' by default, 'listed', 'clean' or a function), `timeoutMs`
+ * (5000), `cache` ({ maxEntries, ttlMs }), `staleness` ({ ratio, minNegatives }: when observed
+ * false positives exceed `ratio` × the filter's estimated rate (and 4 sigma), the gate flags it),
+ * `onStale(info)` (called once when the filter looks stale), `now()` (a clock, for tests).
+ * @type {typeof import('./index.js').createGate}
  */
 export function createGate(options) {
   validateOptions(options);

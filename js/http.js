@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * http.js — one careful GET for escalations.
  *
@@ -90,13 +91,13 @@ export async function privateGet(url, options) {
   const controller = new AbortController();
   const timeout = new BloomgateError('E_TIMEOUT', `${what} request to ${url} timed out after ${timeoutMs} ms`);
   const timer = setTimeout(() => controller.abort(timeout), timeoutMs);
-  const onAbort = () => controller.abort(signal.reason);
+  const onAbort = () => controller.abort(/** @type {AbortSignal} */ (signal).reason); // added only when there is a signal
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     let response;
     try {
       response = await fetchImpl(url, { ...PRIVATE_REQUEST, headers: options.headers ?? {}, signal: controller.signal });
-    } catch (error) {
+    } catch (/** @type {any} */ error) {
       if (signal?.aborted) throw signal.reason;
       if (controller.signal.aborted) throw timeout; // a stalled head times out like a stalled body
       // Browsers say only "Failed to fetch" for a network error and for a CORS refusal alike.
@@ -160,7 +161,7 @@ async function readLimited(response, limit, signal, timeoutSignal, timeout, what
       if (total > limit) throw new BloomgateError(bodyCode, `${what} reply exceeds the ${limit}-byte limit`);
       chunks.push(value);
     }
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     reader.cancel().catch(() => {});
     if (signal?.aborted) throw signal.reason;
     if (timeoutSignal.aborted) throw timeout;

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * inline.js — 'bloomgate/inline': the same API as 'bloomgate', with the wasm
  * module carried in the JavaScript (base64, js/inline-module.js, generated at

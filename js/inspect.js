@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * inspect.js — inspectFile(): everything a .bgf file says about itself, for
  * the CLI's `inspect` and for debugging. Bad file bytes are reported, never
@@ -20,19 +21,20 @@ function checksumHolds(view) {
 }
 
 /**
- * @param {Uint8Array | ArrayBuffer} bytes a .bgf file
- * @returns {Promise<{ ok: boolean, code: string, message: string, header: object | null,
- *   stats: object | null, metadata: unknown, checksumVerified: boolean }>}
+ * `bytes`: a .bgf file. The signature is index.d.ts's.
+ * @type {typeof import('./index.js').inspectFile}
  */
 export async function inspectFile(bytes) {
   const view = asBytes(bytes, 'inspectFile()');
   await wasm.ready();
   const { peek, validate } = wasm.headerOf(view);
+  /** @type {import('./index.js').InspectReport} */
   const report = {
     ok: false,
     code: 'OK',
     message: 'ok',
-    header: validate.header ?? peek.header,
+    // The flattened header gains fileLength after it is read (wasm/buffers.js), which inference misses.
+    header: /** @type {import('./index.js').FileHeader | null} */ (validate.header ?? peek.header),
     stats: null,
     metadata: null,
     checksumVerified: false,
@@ -41,19 +43,20 @@ export async function inspectFile(bytes) {
   // checksum step (a bad field) says nothing of whether the checksum held.
   report.checksumVerified = report.header !== null && view.length === report.header.fileLength && checksumHolds(view);
   if (validate.rc < 0) {
-    report.code = wasm.statusName(validate.rc);
+    report.code = /** @type {import('./index.js').BloomgateErrorCode} */ (wasm.statusName(validate.rc));
     report.message = wasm.statusMessage(validate.rc);
     return report;
   }
+  /** @type {ReturnType<typeof wrapFilterPointer> | null} */
   let filter = null;
   try {
     filter = wrapFilterPointer(wasm.filterFromBytes(view));
     report.stats = filter.stats();
     // The flattened header carries no list id; the filter does.
-    if (report.header !== null) report.header.listId = report.stats.listId;
+    if (report.header !== null) report.header.listId = /** @type {import('./index.js').FilterStats} */ (report.stats).listId;
     report.metadata = filter.metadata;
     report.ok = true;
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     // Validation passed but the filter could not be built (e.g. out of memory).
     report.code = typeof error.code === 'string' ? error.code : 'E_ARG';
     report.message = String(error.message);

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * local-file-browser.js — outside Node there are no local files: every
  * string or URL given to loadFilter() is fetched (package.json maps

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * local-file-node.js — loadFilter() of a file path or a file: URL in Node
  * (package.json maps `#local-file` here under the "node" condition; browsers
@@ -35,10 +36,11 @@ export async function openLocalFile(location) {
   let info;
   try {
     info = await stat(path);
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     throw new BloomgateError('E_FETCH', `could not read ${path}: ${error.code === 'ENOENT' ? 'no such file' : error.message}`, { cause: error });
   }
   if (!info.isFile()) throw new BloomgateError('E_FETCH', `could not read ${path}: not a regular file`);
-  const stream = Readable.toWeb(createReadStream(path, { highWaterMark: 1 << 20 }));
+  // node:stream/web's ReadableStream is the one Response takes; the DOM and Node typings name it apart.
+  const stream = /** @type {ReadableStream} */ (/** @type {unknown} */ (Readable.toWeb(createReadStream(path, { highWaterMark: 1 << 20 }))));
   return new Response(stream, { headers: { 'content-length': String(info.size) } });
 }

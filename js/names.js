@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * names.js — kinds, key encodings and hash algorithms by name and by header
  * id, read from the core's tables (js/wasm/contract.js, generated from

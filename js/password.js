@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * password.js — breached-password checks with k-anonymity.
  *
@@ -26,6 +27,7 @@ const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'
  * computed by the wasm core (no SubtleCrypto needed, so it works on plain
  * http pages and in every worker). The module must be instantiated first:
  * `await init()`, or any awaited filter factory, does that.
+ * @type {typeof import('./index.js').hashPassword}
  */
 export function hashPassword(password) {
   if (typeof password !== 'string') throw new TypeError('hashPassword(password): password must be a string');
@@ -52,18 +54,15 @@ function keyEncodingOf(filter) {
 const PADDING_CHOICES = new Set([true, false, 'auto']);
 
 /**
- * @param {string} password
- * @param {{ filter?: import('./filter.js').BloomFilter, rangeUrl?: string | URL,
- *           fetch?: typeof fetch, signal?: AbortSignal, timeoutMs?: number,
- *           addPadding?: boolean | 'auto', minCount?: number }} options
- * @returns {Promise<{ breached: boolean, count: number | null, escalated: boolean, confirmed: boolean, minCount: number }>}
- *   `breached` means "seen at least `minCount` times" (the filter's threshold,
+ * Options and result as index.d.ts declares them (PasswordCheck).
+ * `breached` means "seen at least `minCount` times" (the filter's threshold,
  *   1 for a whole list), whether the filter or the server answered.
  *   `confirmed: false` means the filter said "maybe" and no server was asked.
  *   `count` is null when unknown: unconfirmed, or a subset filter's local "no"
  *   (seen fewer than minCount times, maybe never).
+ * @type {typeof import('./index.js').checkPassword}
  */
-export async function checkPassword(password, options = {}) {
+export async function checkPassword(password, options = /** @type {any} */ ({})) {
   if (typeof password !== 'string') throw new TypeError('checkPassword(password, options): password must be a string');
   if (options === null || typeof options !== 'object') throw new TypeError('checkPassword: options must be an object');
   const { filter, rangeUrl, signal, timeoutMs = 10000, addPadding = 'auto' } = options;

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * server.js — the reference server (node:http): serves filter files and the
  * escalation endpoints over exact stores.
@@ -247,7 +248,7 @@ export async function createReferenceServer(options = {}) {
     if ((match = /^\/(range|hashes)\/manifest\.json$/.exec(pathname))) {
       const store = match[1] === 'range' ? passwordStore : urlStore;
       if (!store) return text(res, 404, `no ${match[1] === 'range' ? 'password' : 'URL'} store is configured`);
-      const body = `${JSON.stringify(storeManifest(store, { protocol: match[1], padding: 'request', notFound: 'error' }), null, 2)}\n`;
+      const body = `${JSON.stringify(storeManifest(store, { protocol: /** @type {'range' | 'hashes'} */ (match[1]), padding: 'request', notFound: 'error' }), null, 2)}\n`;
       return send(res, 200, { 'content-type': 'application/json', 'cache-control': 'no-cache' }, body);
     }
     if ((match = /^\/range\/([^/]*)$/.exec(pathname))) {
@@ -276,7 +277,7 @@ export async function createReferenceServer(options = {}) {
 
   // Node checks the header and request timeouts every connectionsCheckingInterval (default 30 s):
   // checked every second, a slow-header client is cut within headersTimeoutMs (+1 s).
-  const server = createServer({
+  const server = /** @type {import('node:http').Server & { stores: object }} */ (createServer({
     requestTimeout: options.requestTimeoutMs ?? 15000,
     headersTimeout: options.headersTimeoutMs ?? 10000,
     connectionsCheckingInterval: 1000,
@@ -288,7 +289,7 @@ export async function createReferenceServer(options = {}) {
       if (!res.headersSent) text(res, 500, 'internal error');
       else res.destroy();
     });
-  });
+  }));
   // Past the cap new connections are closed at once: memory stays bounded under a flood.
   server.maxConnections = options.maxConnections ?? 4096;
   // A client that sends garbage gets a 400 from node:http; it must never take the server down.
@@ -308,11 +309,11 @@ export async function createReferenceServer(options = {}) {
 export async function startReferenceServer(options = {}) {
   const server = await createReferenceServer(options);
   const host = options.host ?? '127.0.0.1';
-  await new Promise((resolvePromise, reject) => {
+  await /** @type {Promise<void>} */ (new Promise((resolvePromise, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, host, resolvePromise);
-  });
-  const address = server.address();
+  }));
+  const address = /** @type {import('node:net').AddressInfo} */ (server.address()); // listening on TCP
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return { server, url: `http://${shownHost}:${address.port}` };
 }

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * store.js — the exact store (.bgs): the source of truth behind a filter's
  * "maybe". Sorted fixed-width records (hash + count) with a prefix index, so a
@@ -100,7 +101,7 @@ export function storeHeader({ hashType, count, listId, generation, minCount }) {
  * @param {Iterable<{ hash: Uint8Array, count: number }>} records
  * @param {{ hashType: 'sha1' | 'sha256', listId?: string | Uint8Array, generation?: number, minCount?: number }} options
  */
-export function writeStore(records, { hashType, listId, generation, minCount } = {}) {
+export function writeStore(records, { hashType, listId, generation, minCount } = /** @type {any} */ ({})) {
   const type = HASH_TYPES[hashType];
   if (!type) throw new TypeError(`writeStore: hashType must be 'sha1' or 'sha256', got ${hashType}`);
   checkIdentity({ listId, generation, minCount }); // fail before reading the records
@@ -181,6 +182,7 @@ export class StoreReader {
     if (compareBytes(start.subarray(0, 8), STORE_MAGIC) !== 0) throw storeError('E_MAGIC', 'not a .bgs file');
     const version = new DataView(start.buffer).getUint16(16, true);
     if (version !== 1 && version !== 2) throw storeError('E_VERSION', `unsupported version ${version}`);
+    /** @type {number} */
     this.version = version;
     const headerSize = version === 1 ? V1_HEADER_SIZE : STORE_HEADER_SIZE;
     if (this.size < headerSize) throw storeError('E_TRUNCATED', `${this.size} bytes is shorter than the header`);
@@ -188,9 +190,13 @@ export class StoreReader {
     const view = new DataView(header.buffer);
     const type = hashTypeById(view.getUint8(18));
     if (!type) throw storeError('E_HEADER', `unknown hash type ${view.getUint8(18)}`);
+    /** @type {string} */
     this.hashType = type[0];
+    /** @type {number} */
     this.hashBytes = type[1].bytes;
+    /** @type {number} */
     this.indexBits = view.getUint8(19);
+    /** @type {number} */
     this.recordSize = view.getUint32(20, true);
     const count = view.getBigUint64(24, true);
     const indexOffset = view.getBigUint64(32, true);
@@ -201,8 +207,11 @@ export class StoreReader {
     const reservedFrom = version === 1 ? 48 : 76;
     for (let i = reservedFrom; i < headerSize; i++) if (header[i] !== 0) throw storeError('E_HEADER', 'reserved bytes are not zero');
     if (version === 1) {
+      /** @type {string} */
       this.listId = UNNAMED;
+      /** @type {number} */
       this.generation = 0;
+      /** @type {number} */
       this.minCount = 0;
     } else {
       this.listId = Buffer.from(header.subarray(48, 64)).toString('hex');
@@ -216,11 +225,15 @@ export class StoreReader {
     const expected = recordsOffset + count * BigInt(this.recordSize);
     if (BigInt(this.size) < expected) throw storeError('E_TRUNCATED', `expected ${expected} bytes, found ${this.size}`);
     if (BigInt(this.size) > expected) throw storeError('E_TRAILING', `expected ${expected} bytes, found ${this.size}`);
+    /** @type {number} */
     this.count = Number(count);
+    /** @type {number} */
     this.recordsOffset = Number(recordsOffset);
     const index = await this.#read(headerSize, (buckets + 1) * 8);
     const iv = new DataView(index.buffer);
+    /** @type {Float64Array} */
     this.index = new Float64Array(buckets + 1);
+    /** @type {string | null} */
     let indexError = null;
     for (let b = 0; b <= buckets; b++) {
       this.index[b] = Number(iv.getBigUint64(b * 8, true));
@@ -260,6 +273,7 @@ export class StoreReader {
       state.error = { code, message };
     };
     const state = {
+      /** @type {{ code: string, message: string } | null} */
       error: null,
       check: (bytes) => {
         if (state.error) return;
@@ -354,8 +368,15 @@ const PADDED_ROWS = [800, 1000];
  * `records` come in hash order (a store lookup returns them so).
  */
 export function rangeReply(records, pad) {
-  return rangeReplyBytes(records, pad).latin1Slice();
+  return /** @type {Latin1Buffer} */ (rangeReplyBytes(records, pad)).latin1Slice();
 }
+
+/**
+ * Node's Buffer has latin1Slice() and latin1Write(), the fast paths under toString('latin1') and
+ * write(text, 'latin1'); @types/node does not declare them.
+ * @typedef {Buffer & { latin1Slice(start?: number, end?: number): string,
+ *   latin1Write(text: string, offset?: number, length?: number): number }} Latin1Buffer
+ */
 
 const MAX_PAD_ROWS = 1024; // the row index packed under each sort key
 const HEX_DIGITS = Buffer.from('0123456789ABCDEF', 'latin1');
@@ -411,7 +432,7 @@ export function rangeReplyBytes(records, pad, random = randomBytes) {
   if (padCount > MAX_PAD_ROWS) throw new RangeError(`at most ${MAX_PAD_ROWS} padding rows`);
   const noise = padCount > 0 ? random(PAD_BYTES * padCount) : null;
   const order = new Float64Array(padCount);
-  for (let i = 0; i < padCount; i++) order[i] = noise.readUIntBE(PAD_BYTES * i, 5) * MAX_PAD_ROWS + i;
+  for (let i = 0; i < padCount; i++) order[i] = /** @type {Buffer} */ (noise).readUIntBE(PAD_BYTES * i, 5) * MAX_PAD_ROWS + i;
   order.sort();
   const recordKeys = records.map(({ hash }) => suffixKey(hash));
   // Equal 40-bit keys (about once in 10^6 replies) need the whole suffix to order: the string path does that.
@@ -419,7 +440,7 @@ export function rangeReplyBytes(records, pad, random = randomBytes) {
   const counts = records.map(({ count }) => String(count));
   let size = padCount * (SUFFIX_DIGITS + 4);
   for (const count of counts) size += SUFFIX_DIGITS + 3 + count.length;
-  const out = Buffer.allocUnsafe(size);
+  const out = /** @type {Latin1Buffer} */ (Buffer.allocUnsafe(size));
   let at = 0;
   let r = 0;
   let p = 0;
@@ -458,7 +479,7 @@ function padFirst(hash, noise, i) {
 // The same reply from strings, sorted whole: for the rare padding draws whose first 40 bits tie.
 function slowPaddedReply(records, noise, padCount) {
   const text = (write) => {
-    const digits = Buffer.allocUnsafe(SUFFIX_DIGITS);
+    const digits = /** @type {Latin1Buffer} */ (Buffer.allocUnsafe(SUFFIX_DIGITS));
     write(digits);
     return digits.latin1Slice();
   };

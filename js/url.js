@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * url.js — known-bad URL checks with k-anonymity.
  *
@@ -73,14 +74,20 @@ function requireUrlString(url, where) {
   return punycodeHost(url);
 }
 
-/** Safe Browsing canonical form of a URL (sync; the wasm module must be instantiated). */
+/**
+ * Safe Browsing canonical form of a URL (sync; the wasm module must be instantiated).
+ * @type {typeof import('./index.js').canonicalizeUrl}
+ */
 export function canonicalizeUrl(url) {
   const input = requireUrlString(url, 'canonicalizeUrl');
   requireReady();
   return wasm.urlCanonicalize(input);
 }
 
-/** Host-suffix x path-prefix expressions of a URL, most specific first, at most 30 (sync). */
+/**
+ * Host-suffix x path-prefix expressions of a URL, most specific first, at most 30 (sync).
+ * @type {typeof import('./index.js').urlExpressions}
+ */
 export function urlExpressions(url) {
   const input = requireUrlString(url, 'urlExpressions');
   requireReady();
@@ -92,12 +99,11 @@ function keyEncodingOf(filter) {
 }
 
 /**
- * @param {string} url
- * @param {{ filter: import('./filter.js').BloomFilter, hashesUrl?: string | URL,
- *           fetch?: typeof fetch, signal?: AbortSignal, timeoutMs?: number }} options
- * @returns {Promise<{ listed: boolean, expression: string | null, escalated: boolean, confirmed: boolean }>}
+ * Options and result as index.d.ts declares them (UrlCheck). The default `{}` only lets a
+ * missing options argument fail with the TypeError below.
+ * @type {typeof import('./index.js').checkUrl}
  */
-export async function checkUrl(url, options = {}) {
+export async function checkUrl(url, options = /** @type {any} */ ({})) {
   if (options === null || typeof options !== 'object') throw new TypeError('checkUrl: options must be an object');
   const { filter, hashesUrl, signal, timeoutMs = 10000 } = options;
   if (!filter || typeof filter.mightContainKey !== 'function') throw new TypeError('checkUrl needs a filter with key encoding url');

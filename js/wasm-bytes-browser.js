@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * wasm-bytes-browser.js — the module fetched as a file: next to the package,
  * or where a bundler emitted it (package.json maps `#wasm-bytes` here for
@@ -16,7 +17,7 @@ export async function loadWasmBytes(location = new URL('../wasm/bloomgate.wasm',
   let response;
   try {
     response = await fetch(location);
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     throw moduleFetchError(location, String(error?.message ?? error), error);
   }
   if (!response.ok) {

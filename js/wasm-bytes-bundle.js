@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * wasm-bytes-bundle.js — where browser bundles other than webpack's find the
  * module (package.json maps `#wasm-bytes` here by default; webpack gets

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * wasm-bytes-inline.js — the module carried in the JavaScript, as base64 in
  * js/inline-module.js. That file is generated from wasm/bloomgate.wasm by

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * wasm-bytes-node.js — where Node finds the module's bytes (package.json maps
  * `#wasm-bytes` here under the "node" condition, outside bundlers). Browsers
@@ -30,7 +31,7 @@ export async function loadWasmBytes(location) {
     let response;
     try {
       response = await fetch(location);
-    } catch (error) {
+    } catch (/** @type {any} */ error) {
       throw moduleFetchError(location, String(error?.cause?.code ?? error?.message ?? error), error);
     }
     if (!response.ok) {
@@ -41,7 +42,7 @@ export async function loadWasmBytes(location) {
   }
   try {
     return await readFile(location);
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     const path = location instanceof URL ? fileURLToPath(location) : location;
     throw moduleFetchError(path, error?.code === 'ENOENT' ? 'no such file' : String(error?.message ?? error), error);
   }

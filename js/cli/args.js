@@ -1,3 +1,4 @@
+// @ts-check
 // Command-line parsing: node:util parseArgs in strict mode, its errors turned
 // into one-line usage errors (exit 64), and the number formats options accept.
 import { parseArgs } from 'node:util';
@@ -5,7 +6,10 @@ import { usageError } from './errors.js';
 
 /**
  * Parse argv for one command. Every command accepts -h/--help.
- * @returns {{ values: object, positionals: string[] }}
+ * @template {import('node:util').ParseArgsOptionsConfig} T
+ * @param {string} command
+ * @param {string[]} argv
+ * @param {T} options
  */
 export function parseCommandArgs(command, argv, options) {
   try {

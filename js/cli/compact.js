@@ -1,3 +1,4 @@
+// @ts-check
 // `bloomgate compact`: publish a counting master as the classic filter it
 // answers like (same m, k, seed; bit i set iff counter i is non-zero).
 import { parseCommandArgs } from './args.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // `bloomgate diff OLD NEW -o DELTA`: the .bgd that turns one generation of a
 // list into the next (src/delta.c; docs/FORMAT.md, "Delta files").
 import { parseCommandArgs } from './args.js';
@@ -39,7 +40,12 @@ export async function run(argv) {
   return EXIT.OK;
 }
 
-/** The delta between two filter files: { bytes, info }. Library errors name the file at fault where one is. */
+/**
+ * The delta between two filter files: { bytes, info }. Library errors name the file at fault where one is.
+ * @param {string} oldPath
+ * @param {string} newPath
+ * @param {{ oldBytes?: Uint8Array, newBytes?: Uint8Array }} [bytes] the files' bytes when already read
+ */
 export async function encodeBetween(oldPath, newPath, { oldBytes, newBytes } = {}) {
   const wasm = await import('../wasm/index.js');
   await wasm.init();
@@ -53,7 +59,7 @@ export async function encodeBetween(oldPath, newPath, { oldBytes, newBytes } = {
   try {
     const bytes = wasm.encodeDelta(base, target);
     return { bytes, info: wasm.deltaInfo(bytes) };
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     if (error?.code === 'E_INCOMPATIBLE') {
       error.message = `${newPath} is not the next generation of ${oldPath}'s list in the same geometry ` +
         `(same list id, kind, capacity, error rate, seed and key encoding, a higher generation: build it with --like ${oldPath})`;

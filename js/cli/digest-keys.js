@@ -1,3 +1,4 @@
+// @ts-check
 // Filters fed with keys that are already digests (hibp: the 20 decoded bytes
 // of each SHA-1), in packed batches: one boundary crossing per 4,096 keys
 // instead of one per key.

@@ -1,3 +1,4 @@
+// @ts-check
 // Exit codes and the one-line error report every CLI failure ends in.
 // Codes follow BSD sysexits(3), so shell scripts can tell a typo from bad data
 // from a missing file without parsing messages.
@@ -29,10 +30,11 @@ export const inputError = (message) => new CliError(message, 'E_INPUT', EXIT.DAT
 // The core's status codes carry a class (src/bloomgate.h, BG_STATUS_LIST) that
 // decides the exit code; the JavaScript layers' own codes are listed here.
 const EXIT_BY_CLASS = { data: EXIT.DATA, usage: EXIT.USAGE, resource: EXIT.NO_MEMORY, internal: EXIT.INTERNAL };
-const EXIT_BY_CODE = new Map([
+/** @type {Map<string, number>} */
+const EXIT_BY_CODE = new Map(/** @type {Array<[string, number]>} */ ([
   ...STATUSES.map((status) => [status.name, EXIT_BY_CLASS[status.class]]),
   ['E_INPUT', EXIT.DATA], ['E_ORDER', EXIT.DATA], ['E_INDEX', EXIT.DATA],
-]);
+]));
 
 const SYSTEM_REASONS = {
   ENOENT: 'no such file or directory',

@@ -1,3 +1,4 @@
+// @ts-check
 // `bloomgate export-ranges`: an exact store as static files any CDN or object
 // store can serve — the scale path of the public breached-password service.
 //
@@ -37,7 +38,7 @@ export async function run(argv) {
   let store;
   try {
     store = await StoreReader.open(positionals[0]);
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     if (error?.name === 'BloomgateError') throw error;
     throw cannotOpen(positionals[0], error);
   }
@@ -74,6 +75,7 @@ export async function run(argv) {
 
 /** Swap the finished directory in: the old export stays whole until the new one is. */
 function replaceDirectory(temporary, target) {
+  /** @type {string | null} */
   let old = null;
   try {
     if (existsSync(target)) {
@@ -102,7 +104,7 @@ function processAlive(pid) {
   try {
     process.kill(pid, 0);
     return true;
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     return error.code === 'EPERM';
   }
 }
@@ -158,7 +160,7 @@ function writeRecipes(dir) {
 async function makeDir(dir) {
   try {
     await mkdir(dir, { recursive: true });
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     // mkdir says EEXIST when a file is in the way; what the user needs to hear is "not a directory".
     throw cannotCreate(dir, error?.code === 'EEXIST' ? Object.assign(new Error('not a directory'), { code: 'ENOTDIR' }) : error);
   }
@@ -201,6 +203,7 @@ async function exportPasswordRanges(store, dir, pad) {
 async function exportUrlHashes(store, dir) {
   await makeDir(dir);
   let files = 0;
+  /** @type {string | null} */
   let current = null;
   let lines = [];
   const flush = () => {

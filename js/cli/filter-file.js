@@ -1,3 +1,4 @@
+// @ts-check
 // Reading .bgf files for inspect, query and merge. Read failures exit 66;
 // a file the library rejects exits 65 with the file named in the message.
 import { open } from 'node:fs/promises';

@@ -1,3 +1,4 @@
+// @ts-check
 // Sharded fuse builds: fuse filters of any size in bounded memory, on one
 // machine or as independent jobs (docs/kinds/fuse.md, "Sharded payloads";
 // docs/CLI.md, "Fuse filters of any size").
@@ -67,6 +68,7 @@ export function shardOptions(values, kind, store) {
   if (values.shards !== undefined && values.shard !== undefined) {
     throw usageError('give --shards S (build every shard here) or --shard I/S (build one part), not both');
   }
+  /** @type {{ index: number, count: number } | null} */
   let shard = null;
   if (values.shard !== undefined) {
     const match = /^([0-9]+)\/([0-9]+)$/.exec(values.shard);
@@ -110,7 +112,11 @@ export class FusePart {
   #filter;
   #words = new Uint32Array(4);
 
-  /** @param {(metadata: object) => Promise<any>} create makes the filter (build.js's createFilter) */
+  /**
+   * @param {{ create: (metadata: object) => Promise<any>, metadata?: object,
+   *   shard: { index: number, count: number }, seed?: bigint }} options
+   *   `create` makes the filter (build.js's createFilter)
+   */
   static async create({ create, metadata, shard, seed }) {
     const part = new FusePart(shard, seed);
     part.#filter = await create(partMetadata(shard, metadata));
@@ -120,7 +126,9 @@ export class FusePart {
   constructor(shard, seed) {
     this.shard = shard;
     this.bits = Math.log2(shard.count);
-    [this.seedLo, this.seedHi] = seedWords(seed);
+    const [seedLo, seedHi] = seedWords(seed);
+    this.seedLo = seedLo;
+    this.seedHi = seedHi;
     this.keys = 0;
   }
 
@@ -133,7 +141,7 @@ export class FusePart {
     if (shardOf(this.#words, this.bits) !== this.shard.index) return;
     try {
       this.#filter.addKey(key);
-    } catch (error) {
+    } catch (/** @type {any} */ error) {
       throw error?.code === 'E_NOMEM' ? tooBig(this.shard.index, this.shard.count, this.keys) : error;
     }
     this.keys++;
@@ -183,7 +191,8 @@ export class ShardedFuse {
   #words = new Uint32Array(4);
   #buffers;
   #used; // u32 words used in each buffer
-  #paths;
+  /** @type {Array<string | null>} */
+  #paths; // null once removed
   #records;
   #bufferWords;
 
@@ -197,7 +206,9 @@ export class ShardedFuse {
     this.shards = shards;
     this.bits = Math.log2(shards);
     this.jobs = Math.min(jobs, shards);
-    [this.seedLo, this.seedHi] = seedWords(seed);
+    const [seedLo, seedHi] = seedWords(seed);
+    this.seedLo = seedLo;
+    this.seedHi = seedHi;
     this.m = 0;
     this.keys = 0;
     // At most ~32 MiB of buffers in all, 4 KiB .. 1 MiB each, whole records.
@@ -206,9 +217,10 @@ export class ShardedFuse {
     this.#buffers = new Array(shards).fill(null);
     this.#used = new Uint32Array(shards);
     this.#records = new Float64Array(shards);
-    this.#paths = Array.from({ length: shards }, (_, i) => temporaryPath(output, `shard${i}`));
+    const paths = Array.from({ length: shards }, (_, i) => temporaryPath(output, `shard${i}`));
+    this.#paths = paths;
     // The files exist from the start, empty, so a shard without keys is a file too.
-    for (const path of this.#paths) {
+    for (const path of paths) {
       trackTemporary(path);
       try {
         closeSync(openSync(path, 'w', 0o600));
@@ -250,7 +262,7 @@ export class ShardedFuse {
 
   #flush(shard, used) {
     if (used === 0) return;
-    const path = this.#paths[shard];
+    const path = /** @type {string} */ (this.#paths[shard]); // a shard is flushed before it is removed
     const bytes = new Uint8Array(this.#buffers[shard].buffer, 0, 4 * used);
     let fd;
     try {
@@ -334,7 +346,9 @@ export async function* buildInWorkers(tasks, jobs, onBuilt) {
   const results = new Map();
   let next = 0;
   let nextOut = 0;
+  /** @type {unknown} */
   let failure = null;
+  /** @type {((value?: unknown) => void) | null} */
   let wake = null;
   let closing = false;
   const notify = () => {
@@ -467,7 +481,7 @@ export async function writeFuseFile(output, template, shardCount, shards, progre
     writeAll(fd, header, 0);
     writeAll(fd, checksumOf(fd, position, progress), OFF_CHECKSUM);
     return { length: position, m, keys };
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     // A system error (ENOSPC, EIO) on the output is "cannot write" (exit 73).
     if (typeof error?.syscall === 'string') throw cannotCreate(output.path, error);
     throw error;

@@ -1,14 +1,17 @@
+// @ts-check
 // A worker thread of a sharded fuse build (fuse-shards.js): its own
 // WebAssembly instance builds one shard at a time from the shard's file of h1
 // records (8 bytes each, little-endian), and sends back the shard filter's
 // file, whose payload is the shard's. Memory: one shard's keys and scratch.
 import { closeSync, openSync, readSync } from 'node:fs';
-import { parentPort } from 'node:worker_threads';
+import { parentPort as maybeParentPort } from 'node:worker_threads';
 import * as wasm from '../wasm/index.js';
 
 const CHUNK = 4 * 1024 * 1024;
 // A shard filter is always unsharded: its capacity is only a reservation hint.
 const RESERVE_MAX = 2 ** 24;
+// This module only ever runs as a worker, so it has a parent port.
+const parentPort = /** @type {import('node:worker_threads').MessagePort} */ (maybeParentPort);
 
 await wasm.ready();
 
@@ -32,7 +35,7 @@ parentPort.on('message', (task) => {
     wasm.filterSeal(filter);
     const file = wasm.filterSerialize(filter);
     parentPort.postMessage({ shard: task.shard, file, count: task.records }, [file.buffer]);
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     parentPort.postMessage({ shard: task.shard, error: { code: error?.name === 'BloomgateError' ? error.code : undefined, message: String(error?.message ?? error) } });
   } finally {
     if (fd !== undefined) closeSync(fd);

@@ -1,3 +1,4 @@
+// @ts-check
 // Where input lines come from: a file (read in 1 MiB chunks, re-readable for
 // a counting pass) or stdin (a stream; buffered in memory only when a second
 // pass is needed). Open failures become exit 66.
@@ -51,6 +52,10 @@ function openStdin() {
 }
 
 export class InputSource {
+  /**
+   * @param {{ label: string, path: string, handle?: import('node:fs/promises').FileHandle, fd?: number,
+   *   stream?: NodeJS.ReadableStream, size?: number, rereadable: boolean, stat?: import('node:fs').Stats | null }} source
+   */
   constructor({ label, path, handle, fd, stream, size, rereadable, stat = null }) {
     this.label = label; // what the metadata calls the source
     this.path = path; // what error messages call it
@@ -124,7 +129,7 @@ export class InputSource {
 
   async *#streamChunks() {
     try {
-      for await (const chunk of this.stream) yield chunk;
+      for await (const chunk of /** @type {NodeJS.ReadableStream} */ (this.stream)) yield chunk; // a stream source has one
     } catch (error) {
       throw cannotOpen(this.path, error);
     }

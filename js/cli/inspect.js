@@ -1,3 +1,4 @@
+// @ts-check
 // `bloomgate inspect`: what a .bgf file says about itself, and whether to trust it.
 import { parseCommandArgs } from './args.js';
 import { CliError, EXIT, usageError } from './errors.js';

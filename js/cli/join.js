@@ -1,3 +1,4 @@
+// @ts-check
 // `bloomgate join`: the parts of a sharded fuse build (`build … --kind fuse
 // --shard I/S`, one job per shard, anywhere) into one filter file, byte for
 // byte the file `build … --kind fuse --shards S` writes on one machine.
@@ -74,8 +75,9 @@ export async function run(argv) {
     const payloads = (async function* partPayloads() {
       for (const part of byShard) {
         const bytes = await readFilterBytes(part.path);
-        const { rc, header } = wasm.headerOf(bytes).validate;
-        if (rc < 0) throw inFile(part.path, wasm.statusError(rc));
+        const validated = wasm.headerOf(bytes).validate;
+        if (validated.rc < 0) throw inFile(part.path, wasm.statusError(validated.rc));
+        const header = /** @type {NonNullable<typeof validated.header>} */ (validated.header); // set when rc >= 0
         // The file validated whole: it must still be the part whose header was checked.
         if (header.checksum !== part.header.checksum) throw partError(`${part.path} changed while the parts were joined`);
         progress.setNote(`shard ${part.index + 1} of ${shards}`);
@@ -113,7 +115,8 @@ function readPartHeader(wasm, path) {
     if (got < prefix.length - HEADER_SIZE) throw inFile(path, wasm.statusError(wasm.statusCode('E_TRUNCATED')));
     const header = peeked.header;
     if (!FUSE_KIND_NAMES.has(kindName(header.kind))) throw partError(`${path} is not a fuse filter: only fuse shard parts can be joined (merge ORs classic filters)`);
-    let metadata = null;
+    /** @type {any} */
+    let metadata = null; // JSON.parse's
     try {
       metadata = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(prefix.subarray(HEADER_SIZE)));
     } catch {

@@ -1,3 +1,4 @@
+// @ts-check
 // Splitting a byte stream into lines without holding more than one line.
 // Lines end in LF; a CR before the LF is dropped (CRLF input); the last line
 // may lack its LF. A UTF-8 byte order mark at the very start (Windows editors

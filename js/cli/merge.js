@@ -1,3 +1,4 @@
+// @ts-check
 // `bloomgate merge`: the bitwise OR of filters with identical parameters, so
 // partitions built anywhere (same --capacity, --error-rate, --seed) combine
 // into the filter a single build over their union would give.
@@ -40,7 +41,7 @@ export async function run(argv) {
         checkCompatible(positionals[0], firstStats, path, filter.stats());
         try {
           merged.merge(filter);
-        } catch (error) {
+        } catch (/** @type {any} */ error) {
           if (error?.code !== 'E_UNSUPPORTED') throw error;
           throw new CliError(`filters of kind ${firstStats.kind} cannot be merged`, error.code, EXIT.DATA);
         }

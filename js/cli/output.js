@@ -1,3 +1,4 @@
+// @ts-check
 // Writing an output file atomically: bytes go to `<out>.tmp-<pid>`, which is
 // renamed over `<out>` only once complete. A failed or interrupted command
 // leaves no half-written file behind. The temporary file is created up front,
@@ -24,7 +25,7 @@ function installCleanup() {
     pending.clear();
   };
   process.on('exit', removeAll);
-  for (const [signal, status] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]]) {
+  for (const [signal, status] of /** @type {Array<[NodeJS.Signals, number]>} */ ([['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]])) {
     process.on(signal, () => {
       removeAll();
       process.exit(status);
@@ -53,7 +54,7 @@ function processIsGone(pid) {
   try {
     process.kill(pid, 0);
     return false; // alive (ours to signal)
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     return error.code === 'ESRCH'; // EPERM: alive, someone else's
   }
 }

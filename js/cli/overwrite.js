@@ -1,3 +1,4 @@
+// @ts-check
 // No command writes over one of its own inputs: an output that is an input
 // file (the same path, or a symbolic or hard link to it: the same device and
 // inode) is a usage error (exit 64), found before anything is created.

@@ -1,3 +1,4 @@
+// @ts-check
 // `bloomgate patch OLD DELTA -o NEW`: apply a delta to the generation it
 // names; the core checks the result against the target checksum.
 import { parseCommandArgs } from './args.js';
@@ -40,7 +41,7 @@ export async function run(argv) {
   }
   try {
     result = wasm.applyDelta(base, delta);
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     if (error?.code === 'E_DELTA_BASE') {
       error.message = `${deltaPath} applies to generation ${info.baseGeneration} of list ${info.listId} ` +
         `(${info.baseLength} bytes, checksum ${info.baseChecksum}), which ${oldPath} is not`;

@@ -1,3 +1,4 @@
+// @ts-check
 // A one-line progress bar on stderr, redrawn at most 10 times a second.
 // Shown when stderr is a terminal, or when --progress asks for it.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // `bloomgate publish NEW.bgf --dir SITE`: a static filter site. Each
 // generation G is SITE/filter-G.bgf; deltas from the last N generations are
 // SITE/delta-F-G.bgd; SITE/manifest.json (docs/FORMAT.md, "Publication
@@ -48,8 +49,9 @@ export async function run(argv) {
   const wasm = await import('../wasm/index.js');
   await wasm.init();
   const bytes = await readFilterBytes(newPath);
-  const { rc, header } = wasm.headerOf(bytes).validate;
-  if (rc < 0) throw inFile(newPath, wasm.statusError(rc));
+  const validated = wasm.headerOf(bytes).validate;
+  if (validated.rc < 0) throw inFile(newPath, wasm.statusError(validated.rc));
+  const header = /** @type {NonNullable<typeof validated.header>} */ (validated.header); // set when rc >= 0
   const generation = header.generation;
   if (/^0+$/.test(header.listId)) {
     throw usageError(`${newPath} names no list: build it with --list-id HEX32, --store or --like PREVIOUS.bgf, so clients can tell its updates from another list's`);
@@ -77,7 +79,7 @@ export async function run(argv) {
     let delta;
     try {
       delta = (await encodeBetween(basePath, newPath, { oldBytes: base, newBytes: bytes })).bytes;
-    } catch (error) {
+    } catch (/** @type {any} */ error) {
       if (error?.code === 'E_INCOMPATIBLE') continue; // another geometry (a fuse rebuild, a new capacity): full file only
       throw error;
     }
@@ -109,7 +111,7 @@ async function readManifest(site) {
   let text;
   try {
     text = await readFile(join(site, MANIFEST), 'utf8');
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     if (error?.code === 'ENOENT') return null;
     throw cannotOpen(join(site, MANIFEST), error);
   }

@@ -1,3 +1,4 @@
+// @ts-check
 // `bloomgate query`: "maybe" or "no" for each item, from argv or stdin.
 import { parseCommandArgs } from './args.js';
 import { EXIT, inputError, usageError } from './errors.js';
@@ -41,7 +42,7 @@ export async function run(argv) {
 }
 
 async function queryStdin(filter, writer) {
-  const input = await openInput('-');
+  const input = /** @type {import('./input.js').InputSource} */ (await openInput('-')); // stdin is never a directory
   let batch = [];
   const splitter = new LineSplitter((buffer, start, end, lineNumber, tooLong) => {
     if (tooLong) throw inputError(`line ${lineNumber}: line is longer than ${MAX_LINE_BYTES} bytes, starting ${excerpt(buffer, start, end, true)}`);

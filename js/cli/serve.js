@@ -1,3 +1,4 @@
+// @ts-check
 // `bloomgate serve`: the reference server (js/server.js) on 127.0.0.1 by default.
 import { parseCommandArgs, parseNonNegativeInteger } from './args.js';
 import { cannotOpen, CliError, EXIT, usageError } from './errors.js';
@@ -40,7 +41,7 @@ export async function run(argv) {
       port,
       maxAge: values['max-age'] === undefined ? 300 : parseNonNegativeInteger('max-age', values['max-age']),
     });
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     if (error?.code === 'EADDRINUSE') throw new CliError(`port ${port} is in use (choose another with --port)`, 'E_ADDRINUSE', EXIT.USAGE);
     if (error?.code === 'EADDRNOTAVAIL' || error?.code === 'EACCES' && error?.syscall === 'listen') {
       throw new CliError(`cannot listen on ${values.host ?? '127.0.0.1'}:${port}: ${error.code}`, error.code, EXIT.USAGE);

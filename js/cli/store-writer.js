@@ -1,3 +1,4 @@
+// @ts-check
 // Writing an exact store (.bgs) in bounded memory, whatever the row count.
 //
 // Records are fixed-width (hash, big-endian u32 count), exactly as the store
@@ -165,7 +166,7 @@ export class StoreWriter {
   /**
    * @param {import('./output.js').AtomicOutput} output
    * @param {{ hashType: 'sha1'|'sha256', listId?: string, generation?: number, minCount?: number,
-   *   progress?: import('./progress.js').Progress, runBytes?: number }} options
+   *   progress?: import('./progress.js').Progress | null, runBytes?: number }} options
    */
   constructor(output, { hashType, listId, generation = 0, minCount = 0, progress = null, runBytes = RUN_BYTES }) {
     const type = HASH_TYPES[hashType];
@@ -177,10 +178,12 @@ export class StoreWriter {
     this.recordSize = type.bytes + COUNT_BYTES;
     this.progress = progress;
     this.runRecords = Math.max(2, Math.min(2 ** 24, Math.floor(runBytes / this.recordSize)));
+    /** @type {SortedSink | null} */
     this.sink = new SortedSink(output.fd, output.temporaryPath, this.recordSize, this.hashBytes, RESERVED_RECORDS_OFFSET, true);
     this.sorted = true; // every record so far came in order
     this.runs = []; // { path, fd, start, end } sorted runs on disk
     this.temporaries = []; // paths to remove at the end
+    /** @type {Uint8Array | null} */
     this.runBuffer = null;
     this.runFill = 0;
     this.added = 0;
@@ -202,10 +205,11 @@ export class StoreWriter {
     const c = count > 0xffffffff ? 0xffffffff : count;
     this.added++;
     if (this.sorted) {
-      if (this.sink.pushKey(src, at, c)) return;
+      if (/** @type {SortedSink} */ (this.sink).pushKey(src, at, c)) return; // the sink lives while sorted
       this.#startSorting();
     }
-    const { hashBytes, runBuffer } = this;
+    const { hashBytes } = this;
+    const runBuffer = /** @type {Uint8Array} */ (this.runBuffer); // set once not sorted
     const to = this.runFill * this.recordSize;
     for (let i = 0; i < hashBytes; i++) runBuffer[to + i] = src[at + i];
     writeCount(runBuffer, to + hashBytes, c);
@@ -216,10 +220,12 @@ export class StoreWriter {
   // output file itself); from now on records gather in the run buffer.
   #startSorting() {
     this.sorted = false;
-    const count = this.sink.finish();
-    if (count > 0) this.runs.push({ path: this.output.temporaryPath, fd: this.output.fd, start: this.sink.start, end: this.sink.position, owned: false });
+    const sink = /** @type {SortedSink} */ (this.sink);
+    const count = sink.finish();
+    if (count > 0) this.runs.push({ path: this.output.temporaryPath, fd: this.output.fd, start: sink.start, end: sink.position, owned: false });
     this.sink = null;
     this.runBuffer = new Uint8Array(this.runRecords * this.recordSize);
+    /** @type {BigUint64Array | null} */
     this.keys = new BigUint64Array(this.runRecords);
   }
 
@@ -244,9 +250,10 @@ export class StoreWriter {
     const { path, fd } = this.#newTemporary(`run${this.runs.length}`);
     this.runFiles = (this.runFiles ?? 0) + 1;
     this.progress?.setNote(`sorting run ${this.runFiles}`);
-    const order = sortRecords(this.runBuffer, n, recordSize, this.hashBytes, this.keys);
+    const runBuffer = /** @type {Uint8Array} */ (this.runBuffer); // a run is written only once not sorted
+    const order = sortRecords(runBuffer, n, recordSize, this.hashBytes, /** @type {BigUint64Array} */ (this.keys));
     const words = recordSize / 4;
-    const source = new Uint32Array(this.runBuffer.buffer, this.runBuffer.byteOffset, (n * recordSize) / 4);
+    const source = new Uint32Array(runBuffer.buffer, runBuffer.byteOffset, (n * recordSize) / 4);
     const chunkRecords = Math.floor(WRITE_BYTES / recordSize);
     const out = new Uint8Array(chunkRecords * recordSize);
     const out32 = new Uint32Array(out.buffer);
@@ -268,7 +275,7 @@ export class StoreWriter {
 
   /** Write the store: merge the runs if any, then the header, index and checksum. */
   async finish() {
-    let sink = this.sink;
+    let sink = /** @type {SortedSink} */ (this.sink); // null only when not sorted, and replaced then
     if (!this.sorted) {
       this.#writeRun();
       this.runBuffer = null;
