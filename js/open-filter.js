@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * open-filter.js — openFilter(): a filter that is usable at once and keeps
  * itself fresh from a publication manifest (docs/FORMAT.md, "Publication
@@ -52,12 +53,38 @@ const useSubtle = typeof subtle?.digest === 'function';
 
 function noop() {}
 
+/**
+ * A store for the persisted copy (index.d.ts: FilterStorage).
+ * @typedef {{
+ *   get(key: string): any,
+ *   set(key: string, bytes: Uint8Array, meta: Record<string, unknown>): any,
+ *   delete(key: string): any,
+ *   setMeta?: (key: string, meta: Record<string, unknown>) => any,
+ *   kind?: string,
+ * }} Storage
+ */
+
+/**
+ * A manifest as parseManifest() returns it: every field checked, URLs absolute.
+ * @typedef {{ url: string, length: number, integrity: Uint8Array[] }} ManifestFile
+ * @typedef {{ listId: string, generation: number, minRefreshSeconds: number,
+ *   full: ManifestFile & { checksum: string | null },
+ *   deltas: Array<ManifestFile & { from: number }> }} Manifest
+ */
+
+/**
+ * A filter that passed its checks, ready to swap in.
+ * @typedef {{ filter: BloomFilter, bytes: Uint8Array | null, source: 'full' | 'delta',
+ *   checksum: string | null, length: number, url: string }} NextFilter
+ */
+
 /* ------------------------------------------------------------------------ */
 /* Storage: IndexedDB where there is one, a directory in Node                 */
 /* ------------------------------------------------------------------------ */
 
 // js/entry.js hands over the `#persist-dir` module it imports statically (one-chunk
 // bundles); js/index.js alone imports it on first use, in Node only.
+/** @type {any} */
 let directoryModule = null;
 
 /** @internal @param {{ createDirectoryStorage: Function, defaultDirectory: Function }} module */
@@ -81,6 +108,7 @@ export function directoryStorage(dir) {
   if (!IN_NODE) {
     throw new BloomgateError('E_UNSUPPORTED', 'directoryStorage() needs Node; in browsers, workers and extensions use indexedDbStorage()');
   }
+  /** @type {any} */
   let store = null;
   const real = async () => {
     if (store === null) store = (await directoryImpl()).createDirectoryStorage(dir);
@@ -98,6 +126,7 @@ export function directoryStorage(dir) {
 export { indexedDbStorage };
 
 /** The default store, one per realm: its IndexedDB connection is opened once and shared. */
+/** @type {Storage | null} */
 let sharedStorage = null;
 
 function defaultStorage() {
@@ -259,10 +288,12 @@ export function parseManifest(text, url) {
   }
   const full = json.full;
   if (full === null || typeof full !== 'object') throw manifestError(url, 'has no "full" file');
+  /** @type {string | null} */
   let checksum = null;
   if (full.checksum !== undefined) {
-    checksum = typeof full.checksum === 'string' ? full.checksum.toLowerCase() : '';
-    if (!HEX16.test(checksum)) throw manifestError(url, 'has a full.checksum that is not 16 hex digits');
+    const given = typeof full.checksum === 'string' ? full.checksum.toLowerCase() : '';
+    if (!HEX16.test(given)) throw manifestError(url, 'has a full.checksum that is not 16 hex digits');
+    checksum = given;
   }
   const deltas = json.deltas ?? [];
   if (!Array.isArray(deltas)) throw manifestError(url, 'has a "deltas" that is not an array');
@@ -387,29 +418,42 @@ function makeEvent(type, detail) {
  * 'check' events say what happened.
  */
 class FreshFilter extends EventTarget {
+  /** @type {string} */
   #url;
+  /** @type {any} */
   #settings;
+  /** @type {Storage | null} */
   #storage = null;
+  /** @type {string} */
   #storageKey;
   /** @type {BloomFilter | null} */
   #filter = null;
+  /** @type {'persisted' | 'initial' | 'full' | 'delta' | null} */
   #source = null;
+  /** @type {string | null} the header checksum of the filter in use */
   #checksum = null;
   #length = 0;
+  /** @type {string | null} */
   #etag = null;
+  /** @type {number | null} */
   #lastCheck = null;
+  /** @type {number | null} */
   #lastUpdate = null;
+  /** @type {BloomgateError | null} */
   #lastError = null;
   #errorsThisCheck = 0;
   #bytesDownloaded = 0;
   #minRefreshSeconds = 0;
+  /** @type {Promise<any> | null} */
   #checking = null;
+  /** @type {AbortController | null} */
   #controller = null;
+  /** @type {ReturnType<typeof setTimeout> | null} */
   #timer = null;
   #closed = false;
   /** Storage holds the bytes of the filter in use. */
   #persisted = false;
-  /** The file bytes of the filter in use, when known and small (a delta's base without serialize()). */
+  /** @type {Uint8Array | null} The file bytes of the filter in use, when known and small (a delta's base without serialize()). */
   #bytes = null;
 
   /** @private use openFilter() */
@@ -612,7 +656,7 @@ class FreshFilter extends EventTarget {
   static async open(token, url, settings) {
     const live = new FreshFilter(token, url, settings);
     // Instantiate the module while storage is read: after a reload the two overlap.
-    wasm.ready().catch(noop);
+    Promise.resolve(wasm.ready()).catch(noop);
     try {
       await live.#openStorage(settings);
       if (live.#filter === null && settings.initial !== undefined) await live.#openInitial(settings);
@@ -649,6 +693,7 @@ class FreshFilter extends EventTarget {
     }
     if (record === null || record === undefined) return;
     const meta = record.meta && typeof record.meta === 'object' ? record.meta : {};
+    /** @type {BloomFilter | null} */
     let filter = null;
     const bytes = record.bytes instanceof Uint8Array ? record.bytes : new Uint8Array(record.bytes);
     try {
@@ -683,6 +728,7 @@ class FreshFilter extends EventTarget {
 
   /** The caller's starting file (one shipped with the app), when nothing is persisted. */
   async #openInitial(settings) {
+    /** @type {BloomFilter | null} */
     let filter = null;
     let bytes;
     try {
@@ -702,7 +748,7 @@ class FreshFilter extends EventTarget {
       this.#report(reason, 'initial');
       return;
     }
-    this.#install(filter, 'initial', null, bytes);
+    this.#install(/** @type {BloomFilter} */ (filter), 'initial', null, bytes);
     this.#persisted = false;
   }
 
@@ -800,10 +846,11 @@ class FreshFilter extends EventTarget {
     const previous = current === null ? null : current.generation;
     const manifestMs = performance.now() - started;
     const before = this.#bytesDownloaded;
+    /** @type {NextFilter | null} */
     let next = null;
     const delta = current === null ? null
       : manifest.deltas.find((entry) => entry.from === current.generation && entry.length < manifest.full.length && entry.length <= settings.maxBytes) ?? null;
-    if (delta !== null) {
+    if (delta !== null && current !== null) {
       try {
         next = await this.#viaDelta(manifest, delta, current, signal);
       } catch (error) {
@@ -835,7 +882,13 @@ class FreshFilter extends EventTarget {
     return { checked: true, status: 200, notModified: false, changed: true, ...detail };
   }
 
-  /** Swap in a new filter in one assignment; the old one is freed after it. */
+  /**
+   * Swap in a new filter in one assignment; the old one is freed after it.
+   * @param {BloomFilter} filter
+   * @param {'persisted' | 'initial' | 'full' | 'delta'} source
+   * @param {number | null} at
+   * @param {Uint8Array | null} [bytes] its file, kept as the next delta's base when small
+   */
   #install(filter, source, at, bytes = null) {
     const old = this.#filter;
     this.#filter = filter;
@@ -845,6 +898,13 @@ class FreshFilter extends EventTarget {
     if (old !== null && old !== filter) old.free();
   }
 
+  /**
+   * @param {Manifest} manifest
+   * @param {Manifest['deltas'][number]} delta
+   * @param {BloomFilter} current
+   * @param {AbortSignal} signal
+   * @returns {Promise<NextFilter>}
+   */
   async #viaDelta(manifest, delta, current, signal) {
     if (typeof wasm.applyDelta !== 'function' || typeof wasm.deltaInfo !== 'function') {
       throw new BloomgateError('E_UNSUPPORTED', 'this build of the module cannot apply deltas');
@@ -894,6 +954,12 @@ class FreshFilter extends EventTarget {
     return { filter, bytes: target, source: 'delta', checksum: info.targetChecksum, length: target.length, url: delta.url };
   }
 
+  /**
+   * @param {Manifest} manifest
+   * @param {BloomFilter | null} current
+   * @param {AbortSignal} signal
+   * @returns {Promise<NextFilter>}
+   */
   async #viaFull(manifest, current, signal) {
     const settings = this.#settings;
     const { full } = manifest;

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * persist-dir.js — where openFilter() keeps its copy of a filter in Node: a
  * directory (package.json maps `#persist-dir` here under the "node"
@@ -76,6 +77,7 @@ function readText(path) {
 /** Write `data` to `path` atomically: temporary file, fsync, rename. */
 async function writeAtomic(path, data) {
   const temporary = `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
+  /** @type {import('node:fs/promises').FileHandle | null} */
   let handle = null;
   try {
     handle = await open(temporary, 'wx', 0o644);
@@ -85,7 +87,7 @@ async function writeAtomic(path, data) {
     handle = null;
     await rename(temporary, path);
   } catch (error) {
-    await handle?.close().catch(() => {});
+    await /** @type {import('node:fs/promises').FileHandle | null} */ (handle)?.close().catch(() => {});
     await rm(temporary, { force: true }).catch(() => {});
     throw error;
   }
@@ -111,12 +113,13 @@ export function createDirectoryStorage(directory) {
       try {
         bytes = await readWhole(paths.file);
       } catch (error) {
-        if (error.code === 'ENOENT') return null;
+        if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ENOENT') return null;
         throw error;
       }
       let meta = {};
       try {
-        const parsed = JSON.parse(readText(paths.meta));
+        const text = readText(paths.meta);
+        const parsed = text === null ? null : JSON.parse(text);
         if (parsed && typeof parsed === 'object' && parsed.key === key &&
           (parsed.checksum === undefined || parsed.checksum === headerChecksum(bytes))) meta = parsed;
       } catch {
@@ -135,7 +138,7 @@ export function createDirectoryStorage(directory) {
       try {
         await stat(paths.file);
       } catch (error) {
-        if (error.code === 'ENOENT') return; // nothing stored to describe
+        if (/** @type {NodeJS.ErrnoException} */ (error).code === 'ENOENT') return; // nothing stored to describe
         throw error;
       }
       // The caller's checksum names the file it describes; get() drops it if the file is another.

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * persist-idb.js — where openFilter() keeps its copy of a filter in pages,
  * workers and extension service workers: IndexedDB.
