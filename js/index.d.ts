@@ -279,10 +279,11 @@ export interface FilterStorage {
 
 /**
  * IndexedDB storage (pages, workers, extension service workers): the bytes as
- * an ArrayBuffer, the meta beside them, written in one transaction.
- * `indexedDB` is the IDBFactory to use (default globalThis.indexedDB).
+ * a Blob (`blob: false`: an ArrayBuffer), the meta beside them, written in one
+ * transaction. `name` is the database (default 'bloomgate-filters'); `indexedDB`
+ * the IDBFactory to use (default globalThis.indexedDB).
  */
-export function indexedDbStorage(options?: { name?: string; indexedDB?: object }): FilterStorage & { close(): void };
+export function indexedDbStorage(options?: { name?: string; indexedDB?: object; blob?: boolean }): FilterStorage & { close(): void };
 
 /**
  * Directory storage, Node only (elsewhere BloomgateError E_UNSUPPORTED): two
