@@ -16,9 +16,8 @@
 // A fuse filter may also be built in one pass over its input and get its
 // capacity (the key count) afterwards: setCapacity().
 import { serializeTo } from '../filter.js';
-import { headerOffset, KEY_ENCODING_IDS } from '../names.js';
+import { KEY_ENCODING_IDS } from '../names.js';
 
-const CHECKSUM_COVERS = headerOffset('version'); // the checksum covers bytes [16, end)
 const ENCODINGS = { utf8: KEY_ENCODING_IDS.get('utf8'), sha1: KEY_ENCODING_IDS.get('sha1') };
 
 export class DigestKeyFilter {
@@ -97,10 +96,7 @@ export class DigestKeyFilter {
   serializeTo(write) {
     const overrides = { keyEncoding: ENCODINGS[this.#encoding] };
     if (this.#capacity !== null) overrides.capacity = this.#capacity;
-    return serializeTo(this.#filter, (view) => {
-      if (view.length < CHECKSUM_COVERS) throw new Error('unexpected header in a serialized filter');
-      write(view);
-    }, overrides);
+    return serializeTo(this.#filter, write, overrides);
   }
 
   /** The .bgf bytes (a copy: serializeTo avoids it). */
