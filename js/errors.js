@@ -3,10 +3,14 @@
  * errors.js — the one error type the library throws for its own failures.
  *
  * `code` is stable and machine-readable: the C status name without its BG_
- * prefix (E_CHECKSUM, E_TRUNCATED, ...), or one of the JavaScript-only codes
- * E_FREED (use after free), E_INTEGRITY (Subresource Integrity mismatch) and
- * E_FETCH (network or HTTP failure). Argument mistakes are TypeError or
- * RangeError instead, as in the platform's own APIs.
+ * prefix (E_CHECKSUM, E_TRUNCATED, E_DELTA_BASE, ...: js/wasm/contract.js
+ * lists them), or one of the JavaScript-only codes: E_FREED (use after free),
+ * E_INTEGRITY (Subresource Integrity mismatch), E_FETCH (network or HTTP
+ * failure), E_TIMEOUT, E_ESCALATION (an escalation reply not to be trusted),
+ * E_NOT_READY, E_WASM, E_CSP, and openFilter's E_MANIFEST (a bad publication
+ * manifest), E_STALE (an older generation offered), E_LIST (another list
+ * offered) and E_STORAGE. Argument mistakes are TypeError or RangeError
+ * instead, as in the platform's own APIs.
  */
 export class BloomgateError extends Error {
   /**

@@ -12,9 +12,9 @@ import {
   CLASSIC_SIZED_KIND_IDS, hashName, KEY_ENCODING_IDS, keyEncodingName, KIND_IDS, kindName, STATIC_KIND_IDS,
 } from './names.js';
 
-// The same literals as src/sizing.c, so sizeFor() and the core agree on m and k.
-const LN2 = 0.69314718055994530942;
-const LN2_SQUARED = 0.48045301391820142467;
+// The same doubles as src/sizing.c's literals, so sizeFor() and the core agree on m and k.
+const LN2 = 0.6931471805599453; // src/sizing.c's 0.69314718055994530942, the same double
+const LN2_SQUARED = 0.48045301391820144; // src/sizing.c's 0.48045301391820142467, the same double
 const { MAX_CAPACITY, MAX_BITS, URL_MAX_EXPRESSIONS } = wasm;
 
 // 'fuse' is not a kind of its own: it picks fuse8 or fuse16 from errorRate (parseKind).
@@ -205,6 +205,8 @@ export function sizeFor(options) {
 const INTERNAL = Symbol('bloomgate.internal');
 const MATCH_URL = Symbol('bloomgate.matchUrl');
 const SERIALIZE_TO = Symbol('bloomgate.serializeTo');
+/** Implemented by wrappers that answer for a BloomFilter: returns the one in use now. */
+export const CURRENT_FILTER = Symbol('bloomgate.currentFilter');
 
 
 function freedError() {
@@ -516,11 +518,14 @@ if (typeof Symbol.dispose === 'symbol') {
 /**
  * The expressions of a URL (host already ASCII) that a url filter might hold,
  * most specific first, each with its SHA-256 key: [{ expression, digest }].
- * A BloomFilter answers in one call into the core; any other object with
- * mightContainKey() is asked key by key.
+ * A BloomFilter answers in one call into the core (as does a wrapper whose
+ * [CURRENT_FILTER]() returns one); any other object with mightContainKey() is
+ * asked key by key.
  */
 export function urlCandidates(filter, url) {
-  if (filter instanceof BloomFilter) return filter[MATCH_URL](url);
+  // A wrapper that answers for a BloomFilter (openFilter's live filter) hands over the one in use.
+  const target = typeof filter[CURRENT_FILTER] === 'function' ? filter[CURRENT_FILTER]() : filter;
+  if (target instanceof BloomFilter) return target[MATCH_URL](url);
   const candidates = [];
   for (const expression of wasm.urlExpressions(url)) {
     const digest = wasm.sha256(expression);

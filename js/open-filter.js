@@ -23,7 +23,7 @@
  * redirect followed, no HTTP cache; If-None-Match is the one header sent.
  */
 import { BloomgateError } from './errors.js';
-import { BloomFilter } from './filter.js';
+import { BloomFilter, CURRENT_FILTER } from './filter.js';
 import { MAX_TIMEOUT_MS, PRIVATE_REQUEST, checkTimeout, privateGet } from './http.js';
 import { loadFilter } from './load.js';
 import { indexedDbStorage } from './persist-idb.js';
@@ -470,6 +470,11 @@ class FreshFilter extends EventTarget {
   #current() {
     if (this.#filter === null) throw closedError();
     return this.#filter;
+  }
+
+  /** The BloomFilter in use now, so checkUrl checks a URL in one call into the core. */
+  [CURRENT_FILTER]() {
+    return this.#current();
   }
 
   /** false: definitely not in the list. true: maybe. */

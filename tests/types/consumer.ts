@@ -7,11 +7,12 @@
  */
 import {
   BloomFilter, BloomgateError, canonicalizeUrl, checkPassword, checkUrl, createGate, hashPassword, init,
-  inspectFile, loadFilter, sizeFor, urlExpressions,
+  directoryStorage, indexedDbStorage, inspectFile, loadFilter, openFilter, sizeFor, urlExpressions,
 } from 'bloomgate';
 import type {
   BloomgateErrorCode, CreateOptions, EscalationOptions, FileHeader, FilterSize, FilterStats, Gate, GateOptions,
   GateResult, GateStats, InspectReport, Item, KeyEncoding, Kind, LoadOptions, PackedKeys, PasswordCheck, UrlCheck,
+  FilterStorage, FreshFilter, FreshFilterStats, OpenFilterOptions, RefreshOutcome,
 } from 'bloomgate';
 import * as inline from 'bloomgate/inline';
 import wasmUrl from 'bloomgate/wasm';
@@ -109,6 +110,17 @@ export async function everything(bytes: Uint8Array, input: string): Promise<void
       void [csp, error.status, error.cause, error.name satisfies 'BloomgateError'];
     }
   }
+
+  // A filter that keeps itself fresh (bloomgate publish): the checks accept it like a BloomFilter.
+  const storage: FilterStorage = input === 'node' ? directoryStorage('/tmp/filters') : indexedDbStorage();
+  const freshOptions: OpenFilterOptions = { storage, autoRefresh: true, refreshSeconds: 600, maxBytes: 1 << 26, listId: '00112233445566778899aabbccddeeff' };
+  const fresh: FreshFilter = await openFilter('https://lists.example/urls/manifest.json', freshOptions);
+  const freshStats: FreshFilterStats = fresh.stats();
+  const outcome: RefreshOutcome = await fresh.refresh({ force: true });
+  fresh.addEventListener('update', (event) => void event.detail.generation);
+  const freshMaybe: boolean = fresh.mightContain('https://evil.example/') || (await checkUrl('https://evil.example/', { filter: fresh })).listed;
+  void [freshStats.generation, freshStats.source, freshStats.lastError, outcome.error, freshMaybe];
+  fresh.close();
 
   {
     using scoped = await BloomFilter.create({ capacity: 10, errorRate: 0.1 });
