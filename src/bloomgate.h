@@ -54,31 +54,31 @@ extern "C" {
 /* code): DATA (the input is bad), USAGE (the arguments are), RESOURCE      */
 /* (memory ran out), INTERNAL (a bug in the caller or here).                 */
 /* ------------------------------------------------------------------------ */
-#define BG_STATUS_LIST(X)                                                                                 \
-  X(OK, 0, DATA, "ok")                                                                                    \
-  X(E_ARG, -1, INTERNAL, "invalid argument")                                                              \
-  X(E_RANGE, -2, USAGE, "capacity or error rate out of range")                                            \
-  X(E_NOMEM, -3, RESOURCE, "out of memory")                                                               \
-  X(E_TOO_LARGE, -4, DATA, "filter size exceeds the supported maximum")                                   \
-  X(E_TRUNCATED, -5, DATA, "filter file is truncated")                                                    \
-  X(E_MAGIC, -6, DATA, "not a bloomgate filter file (bad magic bytes)")                                   \
-  X(E_VERSION, -7, DATA, "unsupported filter file format version")                                        \
-  X(E_HEADER, -8, DATA, "filter file header is inconsistent")                                             \
-  X(E_TRAILING, -9, DATA, "filter file has bytes after its payload")                                      \
-  X(E_CHECKSUM, -10, DATA, "filter file checksum mismatch (corrupted)")                                   \
-  X(E_KIND, -11, DATA, "unknown or unsupported filter kind")                                              \
-  X(E_KEY_ENCODING, -12, DATA, "unknown or unsupported key encoding")                                     \
-  X(E_HASH, -13, DATA, "unknown hash algorithm")                                                          \
-  X(E_PAYLOAD, -14, DATA, "filter payload is inconsistent with its header")                               \
+#define BG_STATUS_LIST(X)                                                                                  \
+  X(OK, 0, DATA, "ok")                                                                                     \
+  X(E_ARG, -1, INTERNAL, "invalid argument")                                                               \
+  X(E_RANGE, -2, USAGE, "capacity or error rate out of range")                                             \
+  X(E_NOMEM, -3, RESOURCE, "out of memory")                                                                \
+  X(E_TOO_LARGE, -4, DATA, "filter size exceeds the supported maximum")                                    \
+  X(E_TRUNCATED, -5, DATA, "filter file is truncated")                                                     \
+  X(E_MAGIC, -6, DATA, "not a bloomgate filter file (bad magic bytes)")                                    \
+  X(E_VERSION, -7, DATA, "unsupported filter file format version")                                         \
+  X(E_HEADER, -8, DATA, "filter file header is inconsistent")                                              \
+  X(E_TRAILING, -9, DATA, "filter file has bytes after its payload")                                       \
+  X(E_CHECKSUM, -10, DATA, "filter file checksum mismatch (corrupted)")                                    \
+  X(E_KIND, -11, DATA, "unknown or unsupported filter kind")                                               \
+  X(E_KEY_ENCODING, -12, DATA, "unknown or unsupported key encoding")                                      \
+  X(E_HASH, -13, DATA, "unknown hash algorithm")                                                           \
+  X(E_PAYLOAD, -14, DATA, "filter payload is inconsistent with its header")                                \
   X(E_INCOMPATIBLE, -15, DATA, "filters are incompatible (kind, m, k, seed, hash or key encoding differ)") \
-  X(E_BUFFER, -16, INTERNAL, "destination buffer is too small")                                           \
-  X(E_METADATA, -17, DATA, "metadata block is too large")                                                 \
-  X(E_URL, -18, DATA, "URL cannot be parsed or canonicalized")                                            \
-  X(E_FULL, -19, DATA, "filter is full: the item could not be placed")                                    \
-  X(E_UNSUPPORTED, -20, DATA, "operation not supported by this filter kind")                              \
-  X(E_NOT_FOUND, -21, DATA, "item is not in the filter, so it cannot be removed")                         \
-  X(E_STATIC, -22, DATA, "a static filter cannot take items after it is built")                           \
-  X(E_DELTA_BASE, -23, DATA, "delta does not apply to this filter (another list, generation or file)")    \
+  X(E_BUFFER, -16, INTERNAL, "destination buffer is too small")                                            \
+  X(E_METADATA, -17, DATA, "metadata block is too large")                                                  \
+  X(E_URL, -18, DATA, "URL cannot be parsed or canonicalized")                                             \
+  X(E_FULL, -19, DATA, "filter is full: the item could not be placed")                                     \
+  X(E_UNSUPPORTED, -20, DATA, "operation not supported by this filter kind")                               \
+  X(E_NOT_FOUND, -21, DATA, "item is not in the filter, so it cannot be removed")                          \
+  X(E_STATIC, -22, DATA, "a static filter cannot take items after it is built")                            \
+  X(E_DELTA_BASE, -23, DATA, "delta does not apply to this filter (another list, generation or file)")     \
   X(E_DELTA, -24, DATA, "delta file is corrupt or inconsistent")
 
 typedef enum {
@@ -108,13 +108,13 @@ const char *bg_status_name(int status);
 #define BG_KP_REMOVE 2u        /* bg_filter_remove works */
 #define BG_KP_MERGE 4u         /* bg_filter_merge works */
 #define BG_KP_CLASSIC_SIZED 8u /* m and k are bg_size_for's */
-#define BG_KIND_LIST(X)                                                           \
-  X(CLASSIC, classic, 1, BG_KP_MERGE | BG_KP_CLASSIC_SIZED)                       \
-  X(BLOCKED, blocked, 2, BG_KP_MERGE)                                             \
-  X(FUSE8, fuse8, 3, BG_KP_STATIC)                                                \
-  X(FUSE16, fuse16, 4, BG_KP_STATIC)                                              \
-  X(COUNTING, counting, 5, BG_KP_REMOVE | BG_KP_MERGE | BG_KP_CLASSIC_SIZED)      \
-  X(SCALABLE, scalable, 6, BG_KP_CLASSIC_SIZED)                                   \
+#define BG_KIND_LIST(X)                                                      \
+  X(CLASSIC, classic, 1, BG_KP_MERGE | BG_KP_CLASSIC_SIZED)                  \
+  X(BLOCKED, blocked, 2, BG_KP_MERGE)                                        \
+  X(FUSE8, fuse8, 3, BG_KP_STATIC)                                           \
+  X(FUSE16, fuse16, 4, BG_KP_STATIC)                                         \
+  X(COUNTING, counting, 5, BG_KP_REMOVE | BG_KP_MERGE | BG_KP_CLASSIC_SIZED) \
+  X(SCALABLE, scalable, 6, BG_KP_CLASSIC_SIZED)                              \
   X(CUCKOO, cuckoo, 7, BG_KP_REMOVE)
 /*
  * classic:  the classic Bloom filter;            blocked: split-block, one 64-byte block per key;
@@ -161,25 +161,25 @@ typedef enum {
 /* reader checks (the magic, the header size, zero flags and reserved bytes).*/
 /* docs/FORMAT.md describes each field.                                       */
 /* ------------------------------------------------------------------------ */
-#define BG_HEADER_FIELDS(X)             \
-  X(magic, 0, 8, bytes, FIXED)          \
-  X(checksum, 8, 8, u64, MEMBER)        \
-  X(version, 16, 2, u16, MEMBER)        \
-  X(header_size, 18, 2, u16, FIXED)     \
-  X(kind, 20, 1, u8, MEMBER)            \
-  X(key_encoding, 21, 1, u8, MEMBER)    \
-  X(hash_algorithm, 22, 1, u8, MEMBER)  \
-  X(flags, 23, 1, u8, FIXED)            \
-  X(k, 24, 4, u32, MEMBER)              \
+#define BG_HEADER_FIELDS(X)              \
+  X(magic, 0, 8, bytes, FIXED)           \
+  X(checksum, 8, 8, u64, MEMBER)         \
+  X(version, 16, 2, u16, MEMBER)         \
+  X(header_size, 18, 2, u16, FIXED)      \
+  X(kind, 20, 1, u8, MEMBER)             \
+  X(key_encoding, 21, 1, u8, MEMBER)     \
+  X(hash_algorithm, 22, 1, u8, MEMBER)   \
+  X(flags, 23, 1, u8, FIXED)             \
+  X(k, 24, 4, u32, MEMBER)               \
   X(metadata_length, 28, 4, u32, MEMBER) \
-  X(m, 32, 8, u64, MEMBER)              \
-  X(capacity, 40, 8, u64, MEMBER)       \
-  X(error_rate, 48, 8, f64, MEMBER)     \
-  X(count, 56, 8, u64, MEMBER)          \
-  X(seed, 64, 8, u64, MEMBER)           \
-  X(generation, 72, 8, u64, MEMBER)     \
-  X(list_id, 80, 16, bytes, MEMBER)     \
-  X(payload_offset, 96, 8, u64, MEMBER) \
+  X(m, 32, 8, u64, MEMBER)               \
+  X(capacity, 40, 8, u64, MEMBER)        \
+  X(error_rate, 48, 8, f64, MEMBER)      \
+  X(count, 56, 8, u64, MEMBER)           \
+  X(seed, 64, 8, u64, MEMBER)            \
+  X(generation, 72, 8, u64, MEMBER)      \
+  X(list_id, 80, 16, bytes, MEMBER)      \
+  X(payload_offset, 96, 8, u64, MEMBER)  \
   X(payload_length, 104, 8, u64, MEMBER) \
   X(reserved, 112, 16, bytes, FIXED)
 
@@ -237,12 +237,12 @@ typedef enum {
 /* ------------------------------------------------------------------------ */
 /* Limits. Every size product is checked against these before allocation.   */
 /* ------------------------------------------------------------------------ */
-#define BG_MAX_BITS ((uint64_t)1 << 43)      /* 1 TiB of bits; wasm is bounded by its 4 GiB memory first */
-#define BG_MAX_K 64u                         /* p >= ~5e-20; beyond that more bits per key buy nothing real */
-#define BG_MAX_CAPACITY ((uint64_t)1 << 53)  /* exact in a double, so JavaScript sees the same number */
-#define BG_MAX_METADATA (1u << 20)           /* 1 MiB of metadata JSON */
-#define BG_HEADER_SIZE 128u                  /* fixed part of the .bgf header */
-#define BG_PAYLOAD_ALIGN 64u                 /* payload offset alignment (cache line) */
+#define BG_MAX_BITS ((uint64_t)1 << 43)     /* 1 TiB of bits; wasm is bounded by its 4 GiB memory first */
+#define BG_MAX_K 64u                        /* p >= ~5e-20; beyond that more bits per key buy nothing real */
+#define BG_MAX_CAPACITY ((uint64_t)1 << 53) /* exact in a double, so JavaScript sees the same number */
+#define BG_MAX_METADATA (1u << 20)          /* 1 MiB of metadata JSON */
+#define BG_HEADER_SIZE 128u                 /* fixed part of the .bgf header */
+#define BG_PAYLOAD_ALIGN 64u                /* payload offset alignment (cache line) */
 #define BG_FORMAT_VERSION 1u
 
 /* ------------------------------------------------------------------------ */
@@ -374,8 +374,8 @@ void bg_sha256(const void *data, size_t len, uint8_t out[32]);
  * @return BG_OK, or BG_E_KEY_ENCODING (BG_KEY_URL or an unknown encoding;
  *         *key and *key_len unchanged).
  */
-bg_status bg_encode_key(int key_encoding, const void *item, size_t len, uint8_t *scratch,
-                        const uint8_t **key, size_t *key_len);
+bg_status bg_encode_key(int key_encoding, const void *item, size_t len, uint8_t *scratch, const uint8_t **key,
+                        size_t *key_len);
 
 /* ------------------------------------------------------------------------ */
 /* Safe Browsing URLs (url.c): canonical form and host-suffix x path-prefix   */
@@ -401,8 +401,7 @@ bg_status bg_encode_key(int key_encoding, const void *item, size_t len, uint8_t 
  *         BG_E_URL (empty, too long, or not a URL with a canonical form);
  *         BG_E_BUFFER (out_capacity < *out_len); BG_E_NOMEM.
  */
-bg_status bg_url_canonicalize(const char *url, size_t len, char *out, size_t out_capacity,
-                              size_t *out_len);
+bg_status bg_url_canonicalize(const char *url, size_t len, char *out, size_t out_capacity, size_t *out_len);
 /**
  * @brief The host-suffix x path-prefix expressions of a URL (at most
  * BG_URL_MAX_EXPRESSIONS), most specific first, each "host/path[?query]"
@@ -567,8 +566,8 @@ const char *bg_kind_name(int kind);
  *         pass BG_MAX_BITS or the address space; blocked and scalable also for
  *         a rate they cannot reach); BG_E_NOMEM.
  */
-bg_status bg_filter_create(int kind, uint64_t capacity, double error_rate, uint64_t seed,
-                           int key_encoding, bg_filter **out);
+bg_status bg_filter_create(int kind, uint64_t capacity, double error_rate, uint64_t seed, int key_encoding,
+                           bg_filter **out);
 /**
  * @brief Release a filter, with its metadata and the buffer of an owned load.
  * Returns nothing (void).
@@ -696,8 +695,7 @@ bg_status bg_filter_remove_key(bg_filter *filter, const void *key, size_t len);
  *         bg_filter_add. On failure the items before the failing one may
  *         already be added (and counted).
  */
-bg_status bg_filter_add_many(bg_filter *filter, const uint8_t *items, const uint32_t *offsets,
-                             size_t count);
+bg_status bg_filter_add_many(bg_filter *filter, const uint8_t *items, const uint32_t *offsets, size_t count);
 /**
  * @brief Ask for a batch of items (see bg_filter_add_many for items and offsets).
  * @param filter the filter; not NULL.
@@ -709,8 +707,8 @@ bg_status bg_filter_add_many(bg_filter *filter, const uint8_t *items, const uint
  *         (url filters); BG_E_UNSUPPORTED (a static kind not sealed yet). On
  *         failure results is partly written.
  */
-bg_status bg_filter_contains_many(const bg_filter *filter, const uint8_t *items,
-                                  const uint32_t *offsets, size_t count, uint8_t *results);
+bg_status bg_filter_contains_many(const bg_filter *filter, const uint8_t *items, const uint32_t *offsets,
+                                  size_t count, uint8_t *results);
 
 /**
  * @brief Static kinds build their structure from the added keys (duplicates
@@ -791,8 +789,7 @@ size_t bg_filter_serialized_size(const bg_filter *filter);
  * @return BG_OK; BG_E_ARG (filter or dst NULL); BG_E_UNSUPPORTED (a static kind
  *         not sealed yet); BG_E_BUFFER (dst_capacity below the size; nothing written).
  */
-bg_status bg_filter_serialize(const bg_filter *filter, uint8_t *dst, size_t dst_capacity,
-                              size_t *written);
+bg_status bg_filter_serialize(const bg_filter *filter, uint8_t *dst, size_t dst_capacity, size_t *written);
 /**
  * @brief The .bgf file in two parts, for writers that should not hold a
  *        serialized copy: its head (header, metadata and padding, with the
@@ -808,8 +805,8 @@ bg_status bg_filter_serialize(const bg_filter *filter, uint8_t *dst, size_t dst_
  *         that does not keep its payload in file layout, or a static kind not sealed
  *         yet: use bg_filter_serialize); BG_E_BUFFER (head_capacity below *head_length).
  */
-bg_status bg_filter_serialize_parts(const bg_filter *filter, uint8_t *head, size_t head_capacity, size_t *head_length,
-                                    const uint8_t **payload, size_t *payload_length);
+bg_status bg_filter_serialize_parts(const bg_filter *filter, uint8_t *head, size_t head_capacity,
+                                    size_t *head_length, const uint8_t **payload, size_t *payload_length);
 /**
  * @brief Validate a .bgf file and build a filter from a copy of its payload.
  * @param src exactly the file's src_size bytes, not kept; NULL only when src_size is 0.
@@ -929,8 +926,8 @@ bg_status bg_delta_encode(const uint8_t *base, size_t base_len, const uint8_t *t
  *         streams are malformed, or the result is not the valid target the
  *         delta claims); BG_E_NOMEM.
  */
-bg_status bg_delta_apply(uint8_t *file, size_t file_len, size_t capacity, const uint8_t *delta, size_t delta_len,
-                         size_t *new_len);
+bg_status bg_delta_apply(uint8_t *file, size_t file_len, size_t capacity, const uint8_t *delta,
+                         size_t delta_len, size_t *new_len);
 
 #ifdef __cplusplus
 }

@@ -112,7 +112,8 @@ static bg_status parse(const uint8_t *d, size_t len, parsed_delta *p) {
                BG_E_DELTA);
   bg_status rc = read_stream(d, D_CHANGED_PARAMETER, D_CHANGED_BITS, D_CHANGED_LENGTH, p->body, &p->changed);
   if (rc == BG_OK)
-    rc = read_stream(d, D_APPENDED_PARAMETER, D_APPENDED_BITS, D_APPENDED_LENGTH, info->appended_bytes, &p->appended);
+    rc = read_stream(d, D_APPENDED_PARAMETER, D_APPENDED_BITS, D_APPENDED_LENGTH, info->appended_bytes,
+                     &p->appended);
   if (rc != BG_OK) return rc;
   info->changed_bits = p->changed.count;
 
@@ -195,8 +196,8 @@ static bg_status check_result(const uint8_t *file, size_t len, const parsed_delt
   return BG_OK;
 }
 
-bg_status bg_delta_apply(uint8_t *file, size_t file_len, size_t capacity, const uint8_t *delta, size_t delta_len,
-                         size_t *new_len) {
+bg_status bg_delta_apply(uint8_t *file, size_t file_len, size_t capacity, const uint8_t *delta,
+                         size_t delta_len, size_t *new_len) {
   BG_RETURN_IF(!file || !new_len || capacity < file_len, BG_E_ARG);
   parsed_delta d;
   bg_status rc = parse(delta, delta_len, &d);
@@ -272,8 +273,8 @@ BG_COLD static void put_bit(bit_writer *w, unsigned one) {
  * cost table). With w: write each gap's code with parameter r. Returns the
  * number of differing bits.
  */
-BG_COLD static uint64_t visit_changes(const uint8_t *a, const uint8_t *b, uint64_t n, uint64_t *sums, bit_writer *w,
-                                      unsigned r) {
+BG_COLD static uint64_t visit_changes(const uint8_t *a, const uint8_t *b, uint64_t n, uint64_t *sums,
+                                      bit_writer *w, unsigned r) {
   uint64_t count = 0, next = 0;
   for (uint64_t i = 0; i < n; i++) {
     unsigned diff = (unsigned)((a ? a[i] : 0) ^ b[i]);
@@ -318,8 +319,8 @@ BG_COLD static uint8_t *write_stream(uint8_t *out, const uint8_t *a, const uint8
   return out + s->length;
 }
 
-BG_COLD bg_status bg_delta_encode(const uint8_t *base, size_t base_len, const uint8_t *target, size_t target_len,
-                                  uint8_t *dst, size_t dst_capacity, size_t *written) {
+BG_COLD bg_status bg_delta_encode(const uint8_t *base, size_t base_len, const uint8_t *target,
+                                  size_t target_len, uint8_t *dst, size_t dst_capacity, size_t *written) {
   BG_RETURN_IF(!written || (!dst && dst_capacity), BG_E_ARG);
   *written = 0;
   bg_header b, t;

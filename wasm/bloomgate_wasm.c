@@ -17,7 +17,8 @@
 #include "bloomgate.h"
 #include "contract.h"
 
-_Static_assert(sizeof(bg_sha256_ctx) == BG__SHA256_CTX_SIZE, "js/wasm/contract.js allocates BG__SHA256_CTX_SIZE bytes");
+_Static_assert(sizeof(bg_sha256_ctx) == BG__SHA256_CTX_SIZE,
+               "js/wasm/contract.js allocates BG__SHA256_CTX_SIZE bytes");
 
 #define JOIN64(lo, hi) (((uint64_t)(hi) << 32) | (uint64_t)(lo))
 

@@ -110,16 +110,30 @@ static char long_keys[4][256];
 static const size_t long_lengths[4] = {128, 129, 240, 241};
 
 static const char *const short_keys[] = {
-    "", "a", "abc", "abcd", "key_0", "abcdefgh", "abcdefghi", "sixteen-bytes-16", "0123456789abcdefg",
-    "h\xc3\xa9llo w\xc3\xb6rld",                            /* héllo wörld */
+    "",
+    "a",
+    "abc",
+    "abcd",
+    "key_0",
+    "abcdefgh",
+    "abcdefghi",
+    "sixteen-bytes-16",
+    "0123456789abcdefg",
+    "h\xc3\xa9llo w\xc3\xb6rld",                                                /* héllo wörld */
     "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e\xe3\x81\xae\xe3\x82\xad\xe3\x83\xbc", /* 日本語のキー */
-    "\xf0\x9f\x99\x82 emoji",                               /* 🙂 emoji (4-byte UTF-8) */
+    "\xf0\x9f\x99\x82 emoji",                                                   /* 🙂 emoji (4-byte UTF-8) */
     "password",
 };
 
 static const uint64_t golden_seeds[] = {0, 1, 4294967296ull, 9223372036854775813ull /* 2^63 + 5 */};
-static const uint64_t golden_m[] = {1,           2,           1000,        1917012,
-                                    4294967295u, 4294967296u, 4294967297u, 1099511627779ull /* 2^40 + 3 */,
+static const uint64_t golden_m[] = {1,
+                                    2,
+                                    1000,
+                                    1917012,
+                                    4294967295u,
+                                    4294967296u,
+                                    4294967297u,
+                                    1099511627779ull /* 2^40 + 3 */,
                                     8796093022208ull /* 2^43 */};
 static const uint32_t golden_k[] = {7, 1, 64, 3, 13, 30, 2};
 
@@ -156,20 +170,40 @@ typedef struct {
 } sizing_case;
 
 static const sizing_case sizing_cases[] = {
-    {200000, "0.01"},  {1000000, "0.01"}, {1000, "0.01"},   {1000, "0.001"},   {1000000, "1e-9"},
-    {1, "0.01"},       {1, "0.5"},        {100, "0.5"},     {10, "0.9"},       {1, "0.999"},
-    {10, "0.01"},      {20, "0.1"},       {12345, "0.0001"}, {100000000, "0.001"}, {3, "0.3333333333333333"},
-    {1000000, "5e-20"}, {900000000000ull, "0.01"}, {9007199254740992ull, "0.9999999"},
+    {200000, "0.01"},
+    {1000000, "0.01"},
+    {1000, "0.01"},
+    {1000, "0.001"},
+    {1000000, "1e-9"},
+    {1, "0.01"},
+    {1, "0.5"},
+    {100, "0.5"},
+    {10, "0.9"},
+    {1, "0.999"},
+    {10, "0.01"},
+    {20, "0.1"},
+    {12345, "0.0001"},
+    {100000000, "0.001"},
+    {3, "0.3333333333333333"},
+    {1000000, "5e-20"},
+    {900000000000ull, "0.01"},
+    {9007199254740992ull, "0.9999999"},
     /* errors */
-    {1000000, "2e-20"}, {1000, "1e-25"}, {1000000000000ull, "0.01"}, {9007199254740992ull, "0.01"},
+    {1000000, "2e-20"},
+    {1000, "1e-25"},
+    {1000000000000ull, "0.01"},
+    {9007199254740992ull, "0.01"},
 };
 
 /* SHA inputs: the FIPS examples, padding edges, and a UTF-8 password. */
 static size_t sha_input(size_t i, uint8_t *out) {
   static const char *const texts[] = {
-      "", "abc", "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+      "",
+      "abc",
+      "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
       "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
-      "password", "p\xc3\xa4ssw\xc3\xb6rd"};
+      "password",
+      "p\xc3\xa4ssw\xc3\xb6rd"};
   static const size_t lengths[] = {55, 56, 57, 63, 64, 65, 119, 120, 128};
   size_t n_texts = sizeof texts / sizeof texts[0];
   if (i < n_texts) {
@@ -196,9 +230,15 @@ static size_t sha_input(size_t i, uint8_t *out) {
 static const char GOLDEN_METADATA[] = "{\"source\":\"golden\",\"description\":\"bloomgate golden file\"}";
 static const uint8_t GOLDEN_LIST_ID[16] = {0x5f, 0x3c, 0x2a, 0x9e, 0x1b, 0x7d, 0x4c, 0x80,
                                            0x96, 0xe2, 0xf1, 0xa3, 0xb5, 0xc7, 0xd9, 0xe0};
-static const char *const golden_extra_keys[] = {
-    "", "a", "h\xc3\xa9llo w\xc3\xb6rld", "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", "\xf0\x9f\x99\x82",
-    "password", "quotes \" and \\ backslash", "tab\there", "https://example.com/path?q=1"};
+static const char *const golden_extra_keys[] = {"",
+                                                "a",
+                                                "h\xc3\xa9llo w\xc3\xb6rld",
+                                                "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e",
+                                                "\xf0\x9f\x99\x82",
+                                                "password",
+                                                "quotes \" and \\ backslash",
+                                                "tab\there",
+                                                "https://example.com/path?q=1"};
 #define GOLDEN_EXTRA (sizeof golden_extra_keys / sizeof golden_extra_keys[0])
 
 static void golden_key_text(size_t i, char *buf, size_t size) {
@@ -243,8 +283,9 @@ static void emit_hash_vectors(text *t) {
           text_puts(t, "null");
         text_puts(t, ", \"key_hex\": \"");
         text_hex(t, keys[i].bytes, keys[i].length);
-        text_printf(t, "\", \"seed\": \"%" PRIu64 "\", \"h1\": \"%016" PRIx64 "\", \"h2\": \"%016" PRIx64
-                       "\", \"m\": %" PRIu64 ", \"k\": %u, \"positions\": [",
+        text_printf(t,
+                    "\", \"seed\": \"%" PRIu64 "\", \"h1\": \"%016" PRIx64 "\", \"h2\": \"%016" PRIx64
+                    "\", \"m\": %" PRIu64 ", \"k\": %u, \"positions\": [",
                     golden_seeds[s], h.h1, h.h2, m, k);
         for (uint32_t p = 0; p < k; p++) text_printf(t, p ? ", %" PRIu64 : "%" PRIu64, positions[p]);
         text_puts(t, "] }");
@@ -308,9 +349,10 @@ static int emit_golden_file(text *t, uint8_t **file, size_t *file_size) {
   bg_sha256(*file, *file_size, digest);
   char key[64];
 
-  text_printf(t, "  \"golden_file\": {\n    \"path\": \"classic.bgf\",\n    \"capacity\": %d,\n"
-                 "    \"errorRate\": %s,\n    \"seed\": \"%" PRIu64 "\",\n    \"keyEncoding\": \"utf8\",\n"
-                 "    \"kind\": \"classic\",\n    \"keys\": [",
+  text_printf(t,
+              "  \"golden_file\": {\n    \"path\": \"classic.bgf\",\n    \"capacity\": %d,\n"
+              "    \"errorRate\": %s,\n    \"seed\": \"%" PRIu64 "\",\n    \"keyEncoding\": \"utf8\",\n"
+              "    \"kind\": \"classic\",\n    \"keys\": [",
               GOLDEN_CAPACITY, GOLDEN_ERROR_RATE, (uint64_t)GOLDEN_SEED);
   for (size_t i = 0; i < GOLDEN_EXTRA + GOLDEN_GENERATED_KEYS; i++) {
     golden_key_text(i, key, sizeof key);
@@ -334,9 +376,10 @@ static int emit_golden_file(text *t, uint8_t **file, size_t *file_size) {
   text_puts(t, ",\n    \"listId\": \"");
   text_hex(t, GOLDEN_LIST_ID, 16);
   text_printf(t, "\",\n    \"generation\": %d,\n", GOLDEN_GENERATION);
-  text_printf(t, "    \"stats\": { \"m\": %" PRIu64 ", \"k\": %u, \"n\": %" PRIu64 ", \"bitsSet\": %" PRIu64
-                 ", \"fillRatio\": %.17g, \"estimatedErrorRate\": %.17g, \"estimatedItems\": %.17g"
-                 ", \"payloadBytes\": %" PRIu64 ", \"fileBytes\": %" PRIu64 " },\n",
+  text_printf(t,
+              "    \"stats\": { \"m\": %" PRIu64 ", \"k\": %u, \"n\": %" PRIu64 ", \"bitsSet\": %" PRIu64
+              ", \"fillRatio\": %.17g, \"estimatedErrorRate\": %.17g, \"estimatedItems\": %.17g"
+              ", \"payloadBytes\": %" PRIu64 ", \"fileBytes\": %" PRIu64 " },\n",
               info.m, info.k, info.count, info.bits_set, info.fill_ratio, info.estimated_error_rate,
               info.estimated_items, info.payload_bytes, info.serialized_bytes);
   bg_header h;
@@ -363,8 +406,8 @@ static const struct {
   long adds, extra;
   int removes;
 } KIND_PROGRAMS[] = {
-    {"classic", 3000, 0.01, 3000, 0, 0},   {"blocked", 3000, 0.01, 3000, 0, 0},
-    {"fuse8", 3000, 0.01, 3000, 0, 0},     {"fuse16", 3000, 0.0001, 3000, 0, 0},
+    {"classic", 3000, 0.01, 3000, 0, 0},    {"blocked", 3000, 0.01, 3000, 0, 0},
+    {"fuse8", 3000, 0.01, 3000, 0, 0},      {"fuse16", 3000, 0.0001, 3000, 0, 0},
     {"counting", 3000, 0.01, 3000, 500, 1}, {"scalable", 1000, 0.01, 5000, 0, 0},
     {"cuckoo", 3000, 0.01, 3000, 1000, 1},
 };
@@ -412,12 +455,14 @@ static int emit_kind_files(text *t) {
     bg_sha256(file, size, digest);
     bg_header h;
     bg_file_validate(file, size, &h);
-    text_printf(t, "    { \"kind\": \"%s\", \"capacity\": %" PRIu64 ", \"errorRate\": %.17g, \"seed\": %d, "
-                   "\"adds\": %ld, \"removes\": %s, \"extra\": %ld, \"fileBytes\": %zu, \"checksum\": \"%016" PRIx64
-                   "\", \"sha256\": \"",
-                KIND_PROGRAMS[p].name, KIND_PROGRAMS[p].capacity, KIND_PROGRAMS[p].error_rate, KIND_SEED,
-                KIND_PROGRAMS[p].adds, KIND_PROGRAMS[p].removes ? "true" : "false", KIND_PROGRAMS[p].extra, size,
-                h.checksum);
+    text_printf(
+        t,
+        "    { \"kind\": \"%s\", \"capacity\": %" PRIu64 ", \"errorRate\": %.17g, \"seed\": %d, "
+        "\"adds\": %ld, \"removes\": %s, \"extra\": %ld, \"fileBytes\": %zu, \"checksum\": \"%016" PRIx64
+        "\", \"sha256\": \"",
+        KIND_PROGRAMS[p].name, KIND_PROGRAMS[p].capacity, KIND_PROGRAMS[p].error_rate, KIND_SEED,
+        KIND_PROGRAMS[p].adds, KIND_PROGRAMS[p].removes ? "true" : "false", KIND_PROGRAMS[p].extra, size,
+        h.checksum);
     text_hex(t, digest, 32);
     text_puts(t, p + 1 < programs ? "\" },\n" : "\" }\n");
     free(file);
@@ -428,7 +473,9 @@ static int emit_kind_files(text *t) {
 
 static int generate(text *json, uint8_t **file, size_t *file_size) {
   text_puts(json, "{\n");
-  text_puts(json, "  \"about\": \"Written by tests/c/golden_gen.c from the native core; see tests/golden/README.md\",\n");
+  text_puts(
+      json,
+      "  \"about\": \"Written by tests/c/golden_gen.c from the native core; see tests/golden/README.md\",\n");
   emit_hash_vectors(json);
   emit_sizing(json);
   emit_sha(json, 0);
@@ -486,8 +533,10 @@ static int compare_file(const char *path, const uint8_t *want, size_t want_size)
   while (i < common && have[i] == want[i]) i++;
   int same = size == want_size && i == size;
   if (!same)
-    fprintf(stderr, "golden_gen: %s differs from what the core generates now: first difference at byte %zu "
-                    "(committed %zu bytes, generated %zu)\n", path, i, size, want_size);
+    fprintf(stderr,
+            "golden_gen: %s differs from what the core generates now: first difference at byte %zu "
+            "(committed %zu bytes, generated %zu)\n",
+            path, i, size, want_size);
   free(have);
   return same;
 }
@@ -591,8 +640,10 @@ int main(int argc, char **argv) {
     if (!ok) fprintf(stderr, "golden_gen: cannot write the corpus into %s\n", argv[2]);
   } else if (strcmp(argv[1], "--write") == 0) {
     ok = write_all(json_path, json.data, json.length) && write_all(bgf_path, file, file_size);
-    if (!ok) fprintf(stderr, "golden_gen: cannot write into %s\n", argv[2]);
-    else printf("wrote %s (%zu bytes) and %s (%zu bytes)\n", json_path, json.length, bgf_path, file_size);
+    if (!ok)
+      fprintf(stderr, "golden_gen: cannot write into %s\n", argv[2]);
+    else
+      printf("wrote %s (%zu bytes) and %s (%zu bytes)\n", json_path, json.length, bgf_path, file_size);
   } else {
     int json_ok = compare_file(json_path, (const uint8_t *)json.data, json.length);
     int bgf_ok = compare_file(bgf_path, file, file_size);

@@ -88,8 +88,9 @@ static void test_sizing(void) {
     if (!f) continue;
     bg_info info;
     bg_filter_info(f, &info);
-    CHECK_MSG(info.k == vectors[i].k && info.m == vectors[i].m, "n=%" PRIu64 " p=%g: k=%u m=%" PRIu64
-              ", expected k=%u m=%" PRIu64, vectors[i].n, vectors[i].p, info.k, info.m, vectors[i].k, vectors[i].m);
+    CHECK_MSG(info.k == vectors[i].k && info.m == vectors[i].m,
+              "n=%" PRIu64 " p=%g: k=%u m=%" PRIu64 ", expected k=%u m=%" PRIu64, vectors[i].n, vectors[i].p,
+              info.k, info.m, vectors[i].k, vectors[i].m);
     CHECK_EQ_U64(info.payload_bytes, vectors[i].m / 8);
     bg_filter_free(f);
   }
@@ -205,11 +206,11 @@ static void test_corrupt(void) {
   size_t payload_at = size - info.payload_bytes;
   expect_load(good, size, BG_OK, "intact");
 
-#define CORRUPT(what, edit, code)   \
-  do {                              \
-    memcpy(file, good, size);       \
-    edit;                           \
-    reseal(file, size);             \
+#define CORRUPT(what, edit, code)        \
+  do {                                   \
+    memcpy(file, good, size);            \
+    edit;                                \
+    reseal(file, size);                  \
     expect_load(file, size, code, what); \
   } while (0)
 

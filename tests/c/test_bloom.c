@@ -57,11 +57,11 @@ static void test_seed_experiment(void) {
   double sigma = sqrt(theory * (1 - theory) / N_PROBE);
   printf("seed experiment: m=%" PRIu64 " k=%u bits/key=%.2f false negatives=%ld\n", info.m, info.k,
          (double)info.m / N_INSERT, missing);
-  printf("  empirical p=%.5f theoretical p=%.5f sigma=%.5f (%.2f sigma) estimated p=%.5f\n",
-         empirical, theory, sigma, (empirical - theory) / sigma, info.estimated_error_rate);
+  printf("  empirical p=%.5f theoretical p=%.5f sigma=%.5f (%.2f sigma) estimated p=%.5f\n", empirical, theory,
+         sigma, (empirical - theory) / sigma, info.estimated_error_rate);
   CHECK_NEAR(theory, 0.010039209581758123, 1e-9);
-  CHECK_MSG(fabs(empirical - theory) <= 4 * sigma, "empirical %.5f vs theory %.5f (sigma %.5f)",
-            empirical, theory, sigma);
+  CHECK_MSG(fabs(empirical - theory) <= 4 * sigma, "empirical %.5f vs theory %.5f (sigma %.5f)", empirical,
+            theory, sigma);
 
   /* info: every field. */
   CHECK_EQ_U64(info.kind, BG_KIND_CLASSIC);
@@ -399,7 +399,8 @@ static void test_beyond_2_to_32_bits(void) {
   CHECK(above >= HIGH);
   CHECK_EQ_U64(bits_set(f), distinct);
   printf("2^32+ filter: m=%" PRIu64 ", %d keys, %" PRIu64 " distinct bits, %" PRIu64
-         " above 2^32, highest %" PRIu64 "\n", m, TOTAL, distinct, above, highest);
+         " above 2^32, highest %" PRIu64 "\n",
+         m, TOTAL, distinct, above, highest);
 
   size_t size;
   uint8_t *file = serialize_copy(f, &size);

@@ -36,7 +36,7 @@
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "max_allocation_size_mb=64:allocator_may_return_null=0"; }
 
-#define GROUP 128        /* filter.c's BG_BATCH_GROUP: batches hash this many items, then probe */
+#define GROUP 128    /* filter.c's BG_BATCH_GROUP: batches hash this many items, then probe */
 #define N_SMALL 2000 /* capacity (and members) of the filters most checks use; url: half (see sizes()) */
 #define ITEM_MAX 96
 #define SEED 0x5EED0123456789ABu
@@ -74,7 +74,7 @@ static const struct {
   const char *name;
   int is_static, merges, deletes, exports;
 } KNOWN[] = {
-    {"classic", 0, 1, 0, 0}, {"blocked", 0, 1, 0, 0},  {"fuse8", 1, 0, 0, 0}, {"fuse16", 1, 0, 0, 0},
+    {"classic", 0, 1, 0, 0},  {"blocked", 0, 1, 0, 0},  {"fuse8", 1, 0, 0, 0},  {"fuse16", 1, 0, 0, 0},
     {"counting", 0, 1, 1, 1}, {"scalable", 0, 0, 0, 0}, {"cuckoo", 0, 0, 1, 0},
 };
 
@@ -119,14 +119,16 @@ static void probe_kind(kind *k) {
   free(before);
 
   bg_status removed = bg_filter_remove(f, "probe", 5);
-  CHECK_MSG(removed == BG_OK || removed == BG_E_UNSUPPORTED, "%s: remove gave %s", k->name, bg_status_name(removed));
+  CHECK_MSG(removed == BG_OK || removed == BG_E_UNSUPPORTED, "%s: remove gave %s", k->name,
+            bg_status_name(removed));
   k->deletes = removed == BG_OK;
   CHECK_STATUS(bg_filter_remove_key(f, "later", 5), k->deletes ? BG_OK : BG_E_UNSUPPORTED);
   if (k->deletes) CHECK(bg_filter_contains(f, "probe", 5) == 0 && bg_filter_contains(f, "later", 5) == 0);
   CHECK_STATUS(bg_filter_remove(f, NULL, 3), BG_E_ARG);
 
   bg_status merged = bg_filter_merge(f, g);
-  CHECK_MSG(merged == BG_OK || merged == BG_E_UNSUPPORTED, "%s: merge gave %s", k->name, bg_status_name(merged));
+  CHECK_MSG(merged == BG_OK || merged == BG_E_UNSUPPORTED, "%s: merge gave %s", k->name,
+            bg_status_name(merged));
   k->merges = merged == BG_OK;
 
   bg_filter *classic = (bg_filter *)&g; /* must come back NULL when refused */
@@ -296,7 +298,8 @@ static const struct {
 
 static const char *known_bug(const config *c) {
   for (size_t i = 0; i < sizeof KNOWN_BUGS / sizeof KNOWN_BUGS[0]; i++)
-    if (KNOWN_BUGS[i].kind && strcmp(KNOWN_BUGS[i].kind, c->kind->name) == 0 && KNOWN_BUGS[i].encoding == c->encoding)
+    if (KNOWN_BUGS[i].kind && strcmp(KNOWN_BUGS[i].kind, c->kind->name) == 0 &&
+        KNOWN_BUGS[i].encoding == c->encoding)
       return KNOWN_BUGS[i].why;
   return NULL;
 }
@@ -314,7 +317,8 @@ static bg_filter *create_any(int kind_id, uint64_t capacity, double p, int encod
 
 static bg_filter *create(const config *c, uint64_t capacity, uint64_t seed, int encoding) {
   bg_filter *f = NULL;
-  CHECK_STATUS_AT(bg_filter_create(c->kind->id, capacity, c->p, seed, encoding, &f), BG_OK, "%s: create", c->label);
+  CHECK_STATUS_AT(bg_filter_create(c->kind->id, capacity, c->p, seed, encoding, &f), BG_OK, "%s: create",
+                  c->label);
   return f;
 }
 
@@ -397,7 +401,8 @@ static uint8_t *dup_bytes(const uint8_t *src, size_t size) {
 /* ---- batch = single ----------------------------------------------------------------- */
 
 /* Slice sizes for batches: on, below and above one and two groups, and empty slices. */
-static const size_t SLICES[] = {1, 0, GROUP - 1, GROUP, GROUP + 1, 2, 2 * GROUP - 1, 2 * GROUP, 2 * GROUP + 1, 0, 3 * GROUP + 7, 5};
+static const size_t SLICES[] = {
+    1, 0, GROUP - 1, GROUP, GROUP + 1, 2, 2 * GROUP - 1, 2 * GROUP, 2 * GROUP + 1, 0, 3 * GROUP + 7, 5};
 #define N_SLICES (sizeof SLICES / sizeof SLICES[0])
 
 static void add_sliced(const config *c, bg_filter *f, const batch *b) {
@@ -405,7 +410,8 @@ static void add_sliced(const config *c, bg_filter *f, const batch *b) {
   while (at < b->count) {
     size_t n = SLICES[s++ % N_SLICES];
     if (n > b->count - at) n = b->count - at;
-    CHECK_STATUS_AT(bg_filter_add_many(f, b->items, b->offsets + at, n), BG_OK, "%s: add_many at %zu", c->label, at);
+    CHECK_STATUS_AT(bg_filter_add_many(f, b->items, b->offsets + at, n), BG_OK, "%s: add_many at %zu", c->label,
+                    at);
     at += n;
   }
 }
@@ -483,7 +489,8 @@ static void check_batches(const config *c) {
     CHECK_STATUS(bg_filter_add_many(batched, members.items, members.offsets, 3), BG_E_STATIC);
   size_t after_size;
   uint8_t *after = serialize_copy(batched, &after_size);
-  CHECK_MSG(after && after_size == size && memcmp(before, after, size) == 0, "%s: a refused batch changed bytes", c->label);
+  CHECK_MSG(after && after_size == size && memcmp(before, after, size) == 0,
+            "%s: a refused batch changed bytes", c->label);
   free(before);
   free(after);
 
@@ -515,8 +522,9 @@ static void check_batches(const config *c) {
   /* The encoding is applied before the kind sees a key: encoded keys given to add_key on a
    * utf8 filter (url: sized for the per-key rate) build the same payload, and contains_key finds them. */
   bg_filter *by_key = NULL;
-  CHECK_STATUS(bg_filter_create(c->kind->id, c->n, bg_key_error_rate(c->encoding, c->p), SEED, BG_KEY_UTF8, &by_key),
-               BG_OK);
+  CHECK_STATUS(
+      bg_filter_create(c->kind->id, c->n, bg_key_error_rate(c->encoding, c->p), SEED, BG_KEY_UTF8, &by_key),
+      BG_OK);
   REQUIRE(by_key);
   CHECK_STATUS(bg_filter_set_metadata(by_key, META, sizeof META - 1), BG_OK);
   bg_filter_set_identity(by_key, LIST_ID, GENERATION);
@@ -546,7 +554,8 @@ static void check_batches(const config *c) {
   CHECK_EQ_U64(refused, 0);
   CHECK_MSG(lost == 0, "%s: %ld encoded members not found by contains_key", c->label, lost);
   CHECK_EQ_U64(differ, 0);
-  CHECK_MSG(same_but_encoding(single, by_key, c->encoding == BG_KEY_URL), "%s: add_key of the encoded items built another payload", c->label);
+  CHECK_MSG(same_but_encoding(single, by_key, c->encoding == BG_KEY_URL),
+            "%s: add_key of the encoded items built another payload", c->label);
   if (c->encoding == BG_KEY_UTF8) CHECK(same_file(single, by_key));
 
   bg_filter_free(by_key);
@@ -560,8 +569,8 @@ static void check_batches(const config *c) {
 /* ---- round trip ------------------------------------------------------------------------- */
 
 enum { COPY, ODD_ADDRESS, OWNED, OWNED_CHECKED, N_READERS };
-static const char *const READERS[N_READERS] = {"deserialize", "deserialize at an odd address", "deserialize_owned",
-                                               "deserialize_owned_checked"};
+static const char *const READERS[N_READERS] = {"deserialize", "deserialize at an odd address",
+                                               "deserialize_owned", "deserialize_owned_checked"};
 
 /* The file loaded by every reader; storage[r] is the buffer an in-place filter lives in. */
 static void load_all(const config *c, const uint8_t *file, size_t size, bg_filter **out, uint8_t **storage) {
@@ -571,27 +580,32 @@ static void load_all(const config *c, const uint8_t *file, size_t size, bg_filte
   uint8_t *odd = malloc(size + 3);
   if (odd) {
     memcpy(odd + 3, file, size);
-    CHECK_STATUS_AT(bg_filter_deserialize(odd + 3, size, &out[ODD_ADDRESS]), BG_OK, "%s: odd address", c->label);
+    CHECK_STATUS_AT(bg_filter_deserialize(odd + 3, size, &out[ODD_ADDRESS]), BG_OK, "%s: odd address",
+                    c->label);
     memset(odd, 0x5A, size + 3);
     free(odd);
   }
   storage[OWNED] = dup_bytes(file, size);
   if (storage[OWNED]) {
-    CHECK_STATUS_AT(bg_filter_deserialize_owned(storage[OWNED], size, &out[OWNED]), BG_OK, "%s: owned", c->label);
+    CHECK_STATUS_AT(bg_filter_deserialize_owned(storage[OWNED], size, &out[OWNED]), BG_OK, "%s: owned",
+                    c->label);
     if (!out[OWNED]) free(storage[OWNED]), storage[OWNED] = NULL;
   }
   /* The checksum as a streaming loader computes it, in pieces as the bytes arrive. */
   bg_file_hasher *hasher = bg_file_hasher_new();
   storage[OWNED_CHECKED] = dup_bytes(file, size);
   if (hasher && storage[OWNED_CHECKED]) {
-    for (size_t at = 0; at < size; at += 1000) bg_file_hasher_update(hasher, file + at, size - at < 1000 ? size - at : 1000);
+    for (size_t at = 0; at < size; at += 1000)
+      bg_file_hasher_update(hasher, file + at, size - at < 1000 ? size - at : 1000);
     uint64_t digest = bg_file_hasher_digest(hasher);
     CHECK_EQ_U64(digest, bg_file_checksum(file, size));
     bg_filter *refused = (bg_filter *)&hasher;
-    CHECK_STATUS(bg_filter_deserialize_owned_checked(storage[OWNED_CHECKED], size, digest + 1, &refused), BG_E_CHECKSUM);
+    CHECK_STATUS(bg_filter_deserialize_owned_checked(storage[OWNED_CHECKED], size, digest + 1, &refused),
+                 BG_E_CHECKSUM);
     CHECK(refused == NULL); /* the buffer is still ours */
-    CHECK_STATUS_AT(bg_filter_deserialize_owned_checked(storage[OWNED_CHECKED], size, digest, &out[OWNED_CHECKED]),
-                    BG_OK, "%s: owned_checked", c->label);
+    CHECK_STATUS_AT(
+        bg_filter_deserialize_owned_checked(storage[OWNED_CHECKED], size, digest, &out[OWNED_CHECKED]), BG_OK,
+        "%s: owned_checked", c->label);
   }
   if (!out[OWNED_CHECKED]) free(storage[OWNED_CHECKED]), storage[OWNED_CHECKED] = NULL;
   bg_file_hasher_free(hasher);
@@ -609,7 +623,8 @@ static void check_loaded(const config *c, const bg_filter *f, bg_filter *const *
     CHECK_MSG(same_file(f, loaded[r]), "%s: %s re-serializes other bytes", c->label, READERS[r]);
     CHECK_MSG(same_info(f, loaded[r]), "%s: %s reports other info", c->label, READERS[r]);
     CHECK_MSG(same_metadata(f, loaded[r]), "%s: %s has other metadata", c->label, READERS[r]);
-    long differ = disagreements(f, loaded[r], members, n_members) + disagreements(f, loaded[r], outsiders, outsiders->count);
+    long differ = disagreements(f, loaded[r], members, n_members) +
+                  disagreements(f, loaded[r], outsiders, outsiders->count);
     CHECK_MSG(differ == 0, "%s: %s answers %ld items otherwise", c->label, READERS[r], differ);
     long missing = misses(loaded[r], members, n_members, thirds);
     CHECK_MSG(missing == 0, "%s: %s has %ld false negatives", c->label, READERS[r], missing);
@@ -620,15 +635,16 @@ static void check_loaded(const config *c, const bg_filter *f, bg_filter *const *
  * Extras [from, to) added to f and to every loaded copy, which must answer each add as f does;
  * the first refusal (E_FULL: the kind fills up) ends it. Returns where it stopped.
  */
-static size_t add_alike(const config *c, bg_filter *f, bg_filter *const *loaded, const batch *extras, size_t from,
-                        size_t to) {
+static size_t add_alike(const config *c, bg_filter *f, bg_filter *const *loaded, const batch *extras,
+                        size_t from, size_t to) {
   size_t i = from;
   for (; i < to; i++) {
     size_t len;
     const uint8_t *item = item_at(extras, i, &len);
     bg_status rc = bg_filter_add(f, item, len);
     for (int r = 0; r < N_READERS; r++)
-      if (loaded[r]) CHECK_STATUS_AT(bg_filter_add(loaded[r], item, len), rc, "%s: %s, extra %zu", c->label, READERS[r], i);
+      if (loaded[r])
+        CHECK_STATUS_AT(bg_filter_add(loaded[r], item, len), rc, "%s: %s, extra %zu", c->label, READERS[r], i);
     if (rc != BG_OK) {
       CHECK_MSG(rc == BG_E_FULL, "%s: extra %zu refused with %s", c->label, i, bg_status_name(rc));
       break;
@@ -664,7 +680,8 @@ static void check_round_trip(const config *c) {
   CHECK_EQ_U64(h.generation, GENERATION);
   CHECK(memcmp(h.list_id, LIST_ID, 16) == 0);
   CHECK_EQ_U64(h.metadata_length, sizeof META - 1);
-  CHECK_MSG(h.payload_offset > BG_HEADER_SIZE + h.metadata_length, "%s: no padding before the payload", c->label);
+  CHECK_MSG(h.payload_offset > BG_HEADER_SIZE + h.metadata_length, "%s: no padding before the payload",
+            c->label);
   CHECK_EQ_U64(h.payload_offset % BG_PAYLOAD_ALIGN, 0);
   CHECK_EQ_U64(h.file_length, size);
   CHECK_EQ_U64(info.serialized_bytes, size);
@@ -683,7 +700,8 @@ static void check_round_trip(const config *c) {
     if (!loaded[r]) continue;
     size_t written = 0;
     CHECK_STATUS(bg_filter_serialize(loaded[r], storage[r], size, &written), BG_OK);
-    CHECK_MSG(written == size && memcmp(storage[r], file, size) == 0, "%s: %s into its own buffer", c->label, READERS[r]);
+    CHECK_MSG(written == size && memcmp(storage[r], file, size) == 0, "%s: %s into its own buffer", c->label,
+              READERS[r]);
   }
 
   if (c->kind->is_static) {
@@ -698,7 +716,8 @@ static void check_round_trip(const config *c) {
       CHECK_STATUS(bg_filter_add_many(loaded[r], extras.items, extras.offsets, 2), BG_E_STATIC);
       item = item_at(&members, 1, &len);
       CHECK_STATUS(bg_filter_remove(loaded[r], item, len), BG_E_UNSUPPORTED);
-      CHECK_MSG(same_file(f, loaded[r]) && same_info(f, loaded[r]), "%s: a refusal changed %s", c->label, READERS[r]);
+      CHECK_MSG(same_file(f, loaded[r]) && same_info(f, loaded[r]), "%s: a refusal changed %s", c->label,
+                READERS[r]);
     }
   } else {
     /* Loaded filters go on like the original: the same removals, then adds past capacity, with the
@@ -709,7 +728,8 @@ static void check_round_trip(const config *c) {
         const uint8_t *item = item_at(&members, i, &len);
         CHECK_STATUS(bg_filter_remove(f, item, len), BG_OK);
         for (int r = 0; r < N_READERS; r++)
-          if (loaded[r]) CHECK_STATUS_AT(bg_filter_remove(loaded[r], item, len), BG_OK, "%s: %s", c->label, READERS[r]);
+          if (loaded[r])
+            CHECK_STATUS_AT(bg_filter_remove(loaded[r], item, len), BG_OK, "%s: %s", c->label, READERS[r]);
       }
     /* Two thirds of the extras now (scalable: two full layers), the rest after a second round trip. */
     size_t second = 2 * extras.count / 3, accepted = add_alike(c, f, loaded, &extras, 0, second);
@@ -737,7 +757,8 @@ static void check_round_trip(const config *c) {
       size_t more = add_alike(c, f, again, &extras, second, extras.count);
       for (int r = 0; r < N_READERS; r++) {
         if (!again[r]) continue;
-        CHECK_MSG(same_file(f, again[r]), "%s: %s of the grown file took the same items to other bytes", c->label, READERS[r]);
+        CHECK_MSG(same_file(f, again[r]), "%s: %s of the grown file took the same items to other bytes",
+                  c->label, READERS[r]);
         CHECK_EQ_U64(misses(again[r], &extras, more, 0) + misses(again[r], &members, members.count, thirds), 0);
       }
     }
@@ -817,7 +838,8 @@ static void check_clear(const config *c) {
     CHECK_MSG(cleared && cleared_size == empty_size && memcmp(cleared, empty_file, empty_size) == 0,
               "%s (%s): cleared filter is not the fresh filter's bytes", c->label, what[t]);
     free(cleared);
-    CHECK_MSG(same_info(g, empty), "%s (%s): cleared filter reports other info than a fresh one", c->label, what[t]);
+    CHECK_MSG(same_info(g, empty), "%s (%s): cleared filter reports other info than a fresh one", c->label,
+              what[t]);
     /* It is a filter like any other again. */
     bg_filter_clear(g);
     add_all(c, g, &members);
@@ -839,7 +861,8 @@ static void check_clear(const config *c) {
 /* ---- merge ------------------------------------------------------------------------------------ */
 
 /* A refused merge returns `want` and leaves dst's bytes as they were. */
-static void expect_refused(const config *c, bg_filter *dst, const bg_filter *src, bg_status want, const char *what) {
+static void expect_refused(const config *c, bg_filter *dst, const bg_filter *src, bg_status want,
+                           const char *what) {
   size_t before_size, after_size;
   uint8_t *before = serialize_copy(dst, &before_size);
   CHECK_STATUS_AT(bg_filter_merge(dst, src), want, "%s: merge %s", c->label, what);
@@ -903,8 +926,10 @@ static void check_merge(const config *c) {
   bg_filter_info(left, &a);
   bg_filter_info(larger, &b);
   if (c->kind->merges) CHECK_MSG(a.m != b.m, "%s: 4x the capacity, the same m", c->label);
-  expect_refused(c, left, larger, c->kind->merges ? BG_E_INCOMPATIBLE : BG_E_UNSUPPORTED, "with another geometry");
-  expect_refused(c, larger, left, c->kind->merges ? BG_E_INCOMPATIBLE : BG_E_UNSUPPORTED, "into another geometry");
+  expect_refused(c, left, larger, c->kind->merges ? BG_E_INCOMPATIBLE : BG_E_UNSUPPORTED,
+                 "with another geometry");
+  expect_refused(c, larger, left, c->kind->merges ? BG_E_INCOMPATIBLE : BG_E_UNSUPPORTED,
+                 "into another geometry");
   for (int e = 0; e < N_ENCODINGS; e++) {
     if (ENCODINGS[e] == c->encoding) continue;
     bg_filter *other = create_any(c->kind->id, c->n, c->p, ENCODINGS[e]);
@@ -940,9 +965,18 @@ static void check_merge(const config *c) {
 /* The codes a file's bytes can earn: never OK for a damaged file, never E_ARG, E_NOMEM, ... */
 static int data_error(int rc) {
   switch (rc) {
-    case BG_E_TOO_LARGE: case BG_E_TRUNCATED: case BG_E_MAGIC: case BG_E_VERSION: case BG_E_HEADER:
-    case BG_E_TRAILING: case BG_E_CHECKSUM: case BG_E_KIND: case BG_E_KEY_ENCODING: case BG_E_HASH:
-    case BG_E_PAYLOAD: case BG_E_METADATA:
+    case BG_E_TOO_LARGE:
+    case BG_E_TRUNCATED:
+    case BG_E_MAGIC:
+    case BG_E_VERSION:
+    case BG_E_HEADER:
+    case BG_E_TRAILING:
+    case BG_E_CHECKSUM:
+    case BG_E_KIND:
+    case BG_E_KEY_ENCODING:
+    case BG_E_HASH:
+    case BG_E_PAYLOAD:
+    case BG_E_METADATA:
       return 1;
     default:
       return 0;
@@ -961,14 +995,16 @@ static long unusable(const bg_filter *f, const batch *members) {
   size_t size;
   uint8_t *file = serialize_copy(f, &size);
   bg_filter *again = NULL;
-  bad += !file || bg_file_validate(file, size, NULL) != BG_OK || bg_filter_deserialize(file, size, &again) != BG_OK;
+  bad += !file || bg_file_validate(file, size, NULL) != BG_OK ||
+         bg_filter_deserialize(file, size, &again) != BG_OK;
   bg_filter_free(again);
   free(file);
   return bad;
 }
 
 /* The three readers agree on a file's fate; a file that loads is usable. Returns the status. */
-static int load_alike(const uint8_t *file, size_t size, const batch *members, const batch *extras, long *wrong) {
+static int load_alike(const uint8_t *file, size_t size, const batch *members, const batch *extras,
+                      long *wrong) {
   int rc = bg_file_validate(file, size, NULL);
   bg_filter *f = (bg_filter *)&rc;
   int copy_rc = bg_filter_deserialize(file, size, &f);
@@ -986,8 +1022,9 @@ static int load_alike(const uint8_t *file, size_t size, const batch *members, co
     size_t len;
     const uint8_t *item = item_at(extras, 0, &len);
     int added = bg_filter_add(g, item, len);
-    *wrong += k && (k->is_static ? added != BG_E_STATIC
-                                 : added != BG_OK && added != BG_E_FULL && added != BG_E_TOO_LARGE && added != BG_E_URL);
+    *wrong += k && (k->is_static
+                        ? added != BG_E_STATIC
+                        : added != BG_OK && added != BG_E_FULL && added != BG_E_TOO_LARGE && added != BG_E_URL);
   }
   if (f != (bg_filter *)&rc) bg_filter_free(f);
   if (g)
@@ -1000,7 +1037,8 @@ static int load_alike(const uint8_t *file, size_t size, const batch *members, co
 static void check_corruption(const config *c) {
   batch members, probes, extras;
   REQUIRE(items_make(&members, c->encoding, MEMBERS, 0, c->n));
-  REQUIRE(items_make(&probes, c->encoding, MEMBERS, 0, c->encoding == BG_KEY_URL ? 16 : 64)); /* asked of every file that loads */
+  REQUIRE(items_make(&probes, c->encoding, MEMBERS, 0,
+                     c->encoding == BG_KEY_URL ? 16 : 64)); /* asked of every file that loads */
   REQUIRE(items_make(&extras, c->encoding, EXTRAS, 0, 4));
   bg_filter *f = built(c, &members);
   REQUIRE(f);
@@ -1017,10 +1055,13 @@ static void check_corruption(const config *c) {
   size_t n_positions = 0, *positions = malloc((h.payload_offset + 300) * sizeof(size_t));
   REQUIRE(positions);
   for (size_t i = 0; i < h.payload_offset; i++) positions[n_positions++] = i;
-  for (size_t i = 0; i < 64 && h.payload_offset + i < size; i++) positions[n_positions++] = h.payload_offset + i;
-  for (size_t i = 0; i < 64 && size - 1 - i >= h.payload_offset + 64; i++) positions[n_positions++] = size - 1 - i;
+  for (size_t i = 0; i < 64 && h.payload_offset + i < size; i++)
+    positions[n_positions++] = h.payload_offset + i;
+  for (size_t i = 0; i < 64 && size - 1 - i >= h.payload_offset + 64; i++)
+    positions[n_positions++] = size - 1 - i;
   if (size > h.payload_offset + 128)
-    for (size_t i = 1; i <= 160; i++) positions[n_positions++] = h.payload_offset + 64 + (size - h.payload_offset - 128) * i / 161;
+    for (size_t i = 1; i <= 160; i++)
+      positions[n_positions++] = h.payload_offset + 64 + (size - h.payload_offset - 128) * i / 161;
 
   static const uint8_t FLIPS[] = {0x01, 0x80, 0xFF};
   long stale_wrong = 0, sealed_wrong = 0, sealed_ok = 0;
@@ -1097,8 +1138,8 @@ static void check_corruption(const config *c) {
   }
   CHECK_MSG(relabel_wrong == 0, "%s: %ld relabelled files misjudged", c->label, relabel_wrong);
   if (c->encoding == BG_KEY_UTF8 && c->p == RATES[0])
-    printf("  %s: %zu bytes, %zu flip positions (%ld restamped flips still load), %zu truncations\n", c->label, size,
-           n_positions, sealed_ok, size);
+    printf("  %s: %zu bytes, %zu flip positions (%ld restamped flips still load), %zu truncations\n", c->label,
+           size, n_positions, sealed_ok, size);
 
   free(positions);
   free(file);
@@ -1135,8 +1176,8 @@ static void check_error_rate(const config *c) {
   CHECK(p == c->p); /* the rate it advertises is the one asked for */
   CHECK_MSG(missing == 0, "%s: %ld false negatives at capacity", c->label, missing);
   CHECK_MSG(measured <= p + 4 * sigma, "%s: measured %.6f > %g + 4 sigma (%.6f)", c->label, measured, p, sigma);
-  printf("  %-28s %zu items, %zu probes: measured %.6f, target %g (+4 sigma %.6f)\n", c->label, n, probes, measured,
-         p, p + 4 * sigma);
+  printf("  %-28s %zu items, %zu probes: measured %.6f, target %g (+4 sigma %.6f)\n", c->label, n, probes,
+         measured, p, p + 4 * sigma);
   free(results);
   bg_filter_free(f);
   batch_free(&members);
@@ -1178,7 +1219,10 @@ static int json_hex4(const char *p, const char *end, uint32_t *v) {
   for (int i = 0; i < 4; i++) {
     if (p + i >= end) return 0;
     char ch = p[i];
-    int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+    int d = ch >= '0' && ch <= '9'   ? ch - '0'
+            : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+            : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                     : -1;
     if (d < 0) return 0;
     *v = *v * 16 + (uint32_t)d;
   }
@@ -1218,7 +1262,8 @@ static char *json_string(json_reader *r, size_t *len_out) {
     } else if (cp < 0x800) {
       out[n++] = (char)(0xC0 | cp >> 6), out[n++] = (char)(0x80 | (cp & 0x3F));
     } else if (cp < 0x10000) {
-      out[n++] = (char)(0xE0 | cp >> 12), out[n++] = (char)(0x80 | (cp >> 6 & 0x3F)), out[n++] = (char)(0x80 | (cp & 0x3F));
+      out[n++] = (char)(0xE0 | cp >> 12), out[n++] = (char)(0x80 | (cp >> 6 & 0x3F)),
+      out[n++] = (char)(0x80 | (cp & 0x3F));
     } else {
       out[n++] = (char)(0xF0 | cp >> 18), out[n++] = (char)(0x80 | (cp >> 12 & 0x3F));
       out[n++] = (char)(0x80 | (cp >> 6 & 0x3F)), out[n++] = (char)(0x80 | (cp & 0x3F));
@@ -1355,7 +1400,8 @@ static void check_golden_file(const char *name, const uint8_t *file, size_t size
   REQUIRE(loaded[COPY]);
   size_t again_size;
   uint8_t *again = serialize_copy(loaded[COPY], &again_size);
-  CHECK_MSG(again && again_size == size && memcmp(again, file, size) == 0, "%s: re-serialized bytes differ", name);
+  CHECK_MSG(again && again_size == size && memcmp(again, file, size) == 0, "%s: re-serialized bytes differ",
+            name);
   free(again);
   CHECK_MSG(record != NULL, "%s: no record in vectors.json says what it holds", name);
   if (!record) {
@@ -1398,7 +1444,8 @@ static void check_golden_file(const char *name, const uint8_t *file, size_t size
     CHECK_MSG(n > 0, "%s: no %s recorded", name, LISTS[l]);
     CHECK_MSG(wrong == 0, "%s: %ld answers for its %s differ from the record", name, wrong, LISTS[l]);
   }
-  printf("golden %s: %s, %zu bytes, recorded keys and absent keys answer as recorded\n", name, c.kind->name, size);
+  printf("golden %s: %s, %zu bytes, recorded keys and absent keys answer as recorded\n", name, c.kind->name,
+         size);
   free_all(loaded);
 }
 
@@ -1415,13 +1462,18 @@ static void check_kind_programs(const json *programs) {
     long adds = (long)json_u64(json_get(p, "adds")), extra = (long)json_u64(json_get(p, "extra"));
     int removes = strcmp(json_text(json_get(p, "removes")), "true") == 0;
     bg_filter *f = NULL;
-    CHECK_STATUS(bg_filter_create(k->id, json_u64(json_get(p, "capacity")), strtod(json_text(json_get(p, "errorRate")), NULL),
-                                  json_u64(json_get(p, "seed")), BG_KEY_UTF8, &f), BG_OK);
+    CHECK_STATUS(bg_filter_create(k->id, json_u64(json_get(p, "capacity")),
+                                  strtod(json_text(json_get(p, "errorRate")), NULL),
+                                  json_u64(json_get(p, "seed")), BG_KEY_UTF8, &f),
+                 BG_OK);
     if (!f) continue;
     char key[64];
-    for (long i = 0; i < adds; i++) CHECK_STATUS(bg_filter_add(f, key, key_name(key, sizeof key, "kind-", i)), BG_OK);
-    for (long i = 0; removes && i < adds; i += 3) CHECK_STATUS(bg_filter_remove(f, key, key_name(key, sizeof key, "kind-", i)), BG_OK);
-    for (long i = 0; i < extra; i++) CHECK_STATUS(bg_filter_add(f, key, key_name(key, sizeof key, "kind-extra-", i)), BG_OK);
+    for (long i = 0; i < adds; i++)
+      CHECK_STATUS(bg_filter_add(f, key, key_name(key, sizeof key, "kind-", i)), BG_OK);
+    for (long i = 0; removes && i < adds; i += 3)
+      CHECK_STATUS(bg_filter_remove(f, key, key_name(key, sizeof key, "kind-", i)), BG_OK);
+    for (long i = 0; i < extra; i++)
+      CHECK_STATUS(bg_filter_add(f, key, key_name(key, sizeof key, "kind-extra-", i)), BG_OK);
     CHECK_STATUS(bg_filter_seal(f), BG_OK);
     size_t size;
     uint8_t *file = serialize_copy(f, &size);
@@ -1431,7 +1483,8 @@ static void check_kind_programs(const json *programs) {
     uint8_t digest[32];
     bg_sha256(file, size, digest);
     CHECK_STATUS(bg_file_validate(file, size, &h), BG_OK);
-    CHECK_MSG(size == json_u64(json_get(p, "fileBytes")) && h.checksum == strtoull(json_text(json_get(p, "checksum")), NULL, 16) &&
+    CHECK_MSG(size == json_u64(json_get(p, "fileBytes")) &&
+                  h.checksum == strtoull(json_text(json_get(p, "checksum")), NULL, 16) &&
                   same_hex(digest, 32, json_text(json_get(p, "sha256"))),
               "%s: the recorded program builds other bytes than vectors.json records", name);
     bg_filter *loaded[N_READERS];
@@ -1443,8 +1496,10 @@ static void check_kind_programs(const json *programs) {
     for (int r = 0; r < N_READERS; r++) {
       if (!loaded[r]) continue;
       for (long i = 0; i < adds; i++)
-        if (!removes || i % 3) missing += bg_filter_contains(loaded[r], key, key_name(key, sizeof key, "kind-", i)) != 1;
-      for (long i = 0; i < extra; i++) missing += bg_filter_contains(loaded[r], key, key_name(key, sizeof key, "kind-extra-", i)) != 1;
+        if (!removes || i % 3)
+          missing += bg_filter_contains(loaded[r], key, key_name(key, sizeof key, "kind-", i)) != 1;
+      for (long i = 0; i < extra; i++)
+        missing += bg_filter_contains(loaded[r], key, key_name(key, sizeof key, "kind-extra-", i)) != 1;
     }
     CHECK_MSG(missing == 0, "%s: %ld kept keys of the golden program not found", name, missing);
     free_all(loaded);
@@ -1455,7 +1510,8 @@ static void check_kind_programs(const json *programs) {
     int recorded = 0;
     for (const json *p = programs ? programs->child : NULL; p; p = p->next)
       recorded |= strcmp(json_text(json_get(p, "kind")), kinds[i].name) == 0;
-    CHECK_MSG(recorded, "kind %s has no golden program in vectors.json (tests/c/golden_gen.c KIND_PROGRAMS)", kinds[i].name);
+    CHECK_MSG(recorded, "kind %s has no golden program in vectors.json (tests/c/golden_gen.c KIND_PROGRAMS)",
+              kinds[i].name);
   }
 }
 
@@ -1583,7 +1639,8 @@ int main(int argc, char **argv) {
       runs += encoding_runs;
     }
     configurations += runs;
-    printf("%s: %ld configurations (encoding x rate), %ld checks\n", kinds[k].name, runs, test_checks - checks_before);
+    printf("%s: %ld configurations (encoding x rate), %ld checks\n", kinds[k].name, runs,
+           test_checks - checks_before);
   }
   char dir[4096];
   golden_dir(dir, sizeof dir, argc, argv);

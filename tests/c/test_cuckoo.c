@@ -195,7 +195,7 @@ static void test_full(void) {
   printf("cuckoo full: capacity %d, first E_FULL at insert %ld (%.3f x capacity), %ld accepted, %ld refused, "
          "final load %.4f\n",
          CAPACITY, first_full, (double)first_full / CAPACITY, ok, full, info.fill_ratio);
-  CHECK(first_full >= CAPACITY);  /* capacity is always reachable */
+  CHECK(first_full >= CAPACITY); /* capacity is always reachable */
   CHECK(full > 100);
   CHECK_EQ_U64(unchanged, full - 1); /* every refusal after the first compared against its own snapshot */
   CHECK_EQ_U64(info.count, ok);
@@ -306,8 +306,11 @@ static void test_widths(void) {
     double p;
     uint64_t buckets;
     uint32_t bits;
-  } floors[] = {{249000, 0.5, 65527, 4}, {249040, 0.5, 65537, 5}, {1000000, 0.5, 263158, 5},
-                {1000000, 0.3, 263158, 5}, {1000000, 0.2, 263158, 6}};
+  } floors[] = {{249000, 0.5, 65527, 4},
+                {249040, 0.5, 65537, 5},
+                {1000000, 0.5, 263158, 5},
+                {1000000, 0.3, 263158, 5},
+                {1000000, 0.2, 263158, 6}};
   for (size_t c = 0; c < sizeof floors / sizeof floors[0]; c++) {
     bg_filter *g = make(floors[c].capacity, floors[c].p, 0);
     REQUIRE(g != NULL);
@@ -368,7 +371,7 @@ static void test_corrupt(void) {
   REQUIRE(good != NULL);
   CHECK_EQ_U64(size, 128 + 16 + 5);
   const uint8_t *payload = good + 128;
-  CHECK_EQ_U64(payload[0], 1); /* bucket count, u64 */
+  CHECK_EQ_U64(payload[0], 1);  /* bucket count, u64 */
   CHECK_EQ_U64(payload[8], 10); /* fingerprint bits */
   CHECK_EQ_U64(payload[9], 4);  /* slots per bucket */
   CHECK_EQ_U64(payload[10], 1); /* bucket encoding: semi-sorted */
@@ -407,10 +410,10 @@ static void test_corrupt(void) {
     unsigned offset;
     uint8_t value;
     const char *what;
-  } preamble_edits[] = {{0, 2, "bucket count"}, {7, 1, "bucket count high byte"}, {8, 12, "fingerprint bits"},
-                        {8, 0, "fingerprint bits 0"}, {9, 8, "slots per bucket"}, {10, 0, "bucket encoding 0"},
-                        {10, 2, "bucket encoding 2"}, {11, 1, "reserved byte"},
-                        {15, 0x80, "last reserved byte"}};
+  } preamble_edits[] = {
+      {0, 2, "bucket count"},       {7, 1, "bucket count high byte"}, {8, 12, "fingerprint bits"},
+      {8, 0, "fingerprint bits 0"}, {9, 8, "slots per bucket"},       {10, 0, "bucket encoding 0"},
+      {10, 2, "bucket encoding 2"}, {11, 1, "reserved byte"},         {15, 0x80, "last reserved byte"}};
   for (size_t i = 0; i < sizeof preamble_edits / sizeof preamble_edits[0]; i++) {
     RESET();
     file[128 + preamble_edits[i].offset] = preamble_edits[i].value;

@@ -93,11 +93,13 @@ static blob build(const spec *s) {
 static blob encode(const blob *base, const blob *target) {
   blob out = {NULL, 0};
   size_t need = 0;
-  if (bg_delta_encode(base->bytes, base->len, target->bytes, target->len, NULL, 0, &need) != BG_E_BUFFER) return out;
+  if (bg_delta_encode(base->bytes, base->len, target->bytes, target->len, NULL, 0, &need) != BG_E_BUFFER)
+    return out;
   out.bytes = malloc(need);
   size_t written = 0;
-  if (!out.bytes || bg_delta_encode(base->bytes, base->len, target->bytes, target->len, out.bytes, need, &written) !=
-                        BG_OK || written != need) {
+  if (!out.bytes ||
+      bg_delta_encode(base->bytes, base->len, target->bytes, target->len, out.bytes, need, &written) != BG_OK ||
+      written != need) {
     blob_free(&out);
     return out;
   }
@@ -137,8 +139,8 @@ static void check_pair(const blob *base, const blob *target, const char *what) {
   if (!delta.bytes) return;
   size_t need = 0;
   uint8_t one;
-  CHECK_STATUS_AT(bg_delta_encode(base->bytes, base->len, target->bytes, target->len, &one, 1, &need), BG_E_BUFFER,
-                  "%s", what);
+  CHECK_STATUS_AT(bg_delta_encode(base->bytes, base->len, target->bytes, target->len, &one, 1, &need),
+                  BG_E_BUFFER, "%s", what);
   CHECK_EQ_U64(need, delta.len);
 
   bg_delta_info info;
@@ -159,9 +161,11 @@ static void check_pair(const blob *base, const blob *target, const char *what) {
   size_t capacity = max_size(base->len, target->len), new_len = 0;
   uint8_t *buffer = buffer_with(base, capacity);
   if (buffer) {
-    CHECK_STATUS_AT(bg_delta_apply(buffer, base->len, capacity, delta.bytes, delta.len, &new_len), BG_OK, "%s", what);
+    CHECK_STATUS_AT(bg_delta_apply(buffer, base->len, capacity, delta.bytes, delta.len, &new_len), BG_OK, "%s",
+                    what);
     CHECK_EQ_U64(new_len, target->len);
-    CHECK_MSG(new_len == target->len && memcmp(buffer, target->bytes, target->len) == 0, "%s: not the target", what);
+    CHECK_MSG(new_len == target->len && memcmp(buffer, target->bytes, target->len) == 0, "%s: not the target",
+              what);
     /* Replaying the delta on its own result names the wrong generation. */
     blob result = {buffer, new_len};
     expect_refused(&result, max_size(new_len, capacity), delta.bytes, delta.len, BG_E_DELTA_BASE, "replay");
@@ -181,7 +185,8 @@ static const char *META[4] = {
 
 static void chain(int kind, const char *name) {
   const long n = 3000;
-  spec s = {kind, (uint64_t)n, kind == BG_KIND_FUSE16 ? 0.0001 : 0.01, 99, BG_KEY_UTF8, LIST_A, 1, 0, n, META[0]};
+  spec s = {kind, (uint64_t)n, kind == BG_KIND_FUSE16 ? 0.0001 : 0.01, 99, BG_KEY_UTF8, LIST_A, 1, 0,
+            n,    META[0]};
   if (kind == BG_KIND_CUCKOO) s.capacity = 2 * (uint64_t)n; /* room for the drift below */
   if (kind == BG_KIND_SCALABLE) s.capacity = (uint64_t)n / 4;
   blob files[4];
@@ -284,7 +289,8 @@ static void wrong_bases(void) {
   blob tampered = {malloc(base.len), base.len};
   memcpy(tampered.bytes, base.bytes, base.len);
   tampered.bytes[base.len - 5] ^= 0x10;
-  expect_refused(&tampered, cap, delta.bytes, delta.len, BG_E_DELTA_BASE, "base bytes not matching its checksum");
+  expect_refused(&tampered, cap, delta.bytes, delta.len, BG_E_DELTA_BASE,
+                 "base bytes not matching its checksum");
   /* Not a filter at all, and a base one byte short. */
   memset(tampered.bytes, 0x5a, base.len);
   expect_refused(&tampered, cap, delta.bytes, delta.len, BG_E_DELTA_BASE, "not a filter");
@@ -365,7 +371,8 @@ static void damaged_deltas(int kind, const char *name) {
   free(longer);
 
   /* Too small a buffer for the target (the scalable and metadata growth make it longer). */
-  if (target.len > base.len) expect_refused(&base, target.len - 1, delta.bytes, delta.len, BG_E_BUFFER, "capacity");
+  if (target.len > base.len)
+    expect_refused(&base, target.len - 1, delta.bytes, delta.len, BG_E_BUFFER, "capacity");
 
   printf("%s: %zu-byte delta: %ld truncations, %ld corruptions refused, buffer unchanged\n", name, delta.len,
          truncations, corruptions);
@@ -529,13 +536,16 @@ static void measure_files(const char *name, blob base, blob target) {
     free(buffer);
     /* The coded part: everything but the fixed header and the raw head; the ideal codes both streams. */
     uint64_t target_body = get_u64(delta.bytes + 104), fixed = BG_DELTA_HEADER_SIZE + target_body - 16;
-    uint64_t body_bits = (target.len - target_body - info.appended_bytes) * 8, appended_set = get_u64(delta.bytes + 128);
-    double ideal = information_bytes(body_bits, info.changed_bits) + information_bytes(info.appended_bytes * 8, appended_set);
+    uint64_t body_bits = (target.len - target_body - info.appended_bytes) * 8,
+             appended_set = get_u64(delta.bytes + 128);
+    double ideal = information_bytes(body_bits, info.changed_bits) +
+                   information_bytes(info.appended_bytes * 8, appended_set);
     double coded = (double)(size - fixed);
     printf("%-27s file %8zu B  delta %8zu B (%6.2f%% of file)  changed %8" PRIu64 " of %8" PRIu64
            " bits (r=%u)  appended %7" PRIu64 " B, %6" PRIu64 " bits set (r=%u)  coded/ideal %.4f\n",
            name, target.len, size, 100.0 * (double)size / (double)target.len, info.changed_bits, body_bits,
-           delta.bytes[20], info.appended_bytes, appended_set, delta.bytes[21], ideal > 0 ? coded / ideal : 0.0);
+           delta.bytes[20], info.appended_bytes, appended_set, delta.bytes[21],
+           ideal > 0 ? coded / ideal : 0.0);
   } else {
     CHECK_MSG(0, "%s: encode", name);
   }
@@ -590,7 +600,8 @@ static void size_target(void) {
   double ideal = information_bytes(h.m, info.changed_bits);
   double fixed = BG_DELTA_HEADER_SIZE + (double)(h.payload_offset - 16);
   double ratio = ((double)delta.len - fixed) / ideal;
-  CHECK_MSG((double)delta.len <= 1.1 * ideal + fixed, "delta %zu B, bound %.0f B", delta.len, 1.1 * ideal + fixed);
+  CHECK_MSG((double)delta.len <= 1.1 * ideal + fixed, "delta %zu B, bound %.0f B", delta.len,
+            1.1 * ideal + fixed);
   printf("size target: 1M-key classic, p = 0.01, m = %" PRIu64 ", 1%% removed + 1%% added: %" PRIu64
          " changed bits, log2 C(m, c) / 8 = %.0f B, delta %zu B = %.0f B fixed + %.4fx the ideal "
          "(bound 1.1x); %.2f%% of the %zu-byte file\n",
@@ -631,7 +642,8 @@ static void other_sizes(void) {
 /* ---- the fuzzer's seed corpus --------------------------------------------------------- */
 
 /* One fuzz input: u32 base length, the base, the delta (tests/fuzz/fuzz_delta.c). */
-static int write_input(const char *dir, const char *name, const blob *base, const uint8_t *delta, size_t delta_len) {
+static int write_input(const char *dir, const char *name, const blob *base, const uint8_t *delta,
+                       size_t delta_len) {
   char path[512];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   FILE *fp = fopen(path, "wb");
@@ -647,8 +659,8 @@ static int write_corpus(const char *dir) {
   static const struct {
     int kind;
     const char *name;
-  } kinds[] = {{BG_KIND_CLASSIC, "classic"},   {BG_KIND_BLOCKED, "blocked"},   {BG_KIND_FUSE8, "fuse8"},
-               {BG_KIND_FUSE16, "fuse16"},     {BG_KIND_COUNTING, "counting"}, {BG_KIND_SCALABLE, "scalable"},
+  } kinds[] = {{BG_KIND_CLASSIC, "classic"}, {BG_KIND_BLOCKED, "blocked"},   {BG_KIND_FUSE8, "fuse8"},
+               {BG_KIND_FUSE16, "fuse16"},   {BG_KIND_COUNTING, "counting"}, {BG_KIND_SCALABLE, "scalable"},
                {BG_KIND_CUCKOO, "cuckoo"}};
   int ok = 1;
   for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
@@ -660,7 +672,8 @@ static int write_corpus(const char *dir) {
     s.generation = 2;
     s.first = 3;
     if (kind == BG_KIND_SCALABLE) s.count = 120; /* a fourth layer */
-    s.metadata = kind == BG_KIND_CLASSIC ? "{\"moves\":\"the payload by one alignment step, 64 bytes on\"}" : NULL;
+    s.metadata = kind == BG_KIND_CLASSIC ? "{\"moves\":\"the payload by one alignment step, 64 bytes on\"}"
+                                         : NULL;
     blob target = build(&s);
     blob delta = base.bytes && target.bytes ? encode(&base, &target) : (blob){NULL, 0};
     char name[64];

@@ -214,9 +214,9 @@ static void test_shapes(void) {
     size_t metadata_length;
     int keys;
   } shapes[] = {
-      {1000, 0.01, BG_KEY_UTF8, 0, 100},  {1000, 0.01, BG_KEY_UTF8, 64, 100},
-      {1000, 0.01, BG_KEY_UTF8, 63, 0},   {50, 0.001, BG_KEY_SHA1, 1, 50},
-      {1, 0.5, BG_KEY_UTF8, 0, 3},        {100000, 0.05, BG_KEY_SHA1, 200, 5000},
+      {1000, 0.01, BG_KEY_UTF8, 0, 100}, {1000, 0.01, BG_KEY_UTF8, 64, 100},
+      {1000, 0.01, BG_KEY_UTF8, 63, 0},  {50, 0.001, BG_KEY_SHA1, 1, 50},
+      {1, 0.5, BG_KEY_UTF8, 0, 3},       {100000, 0.05, BG_KEY_SHA1, 200, 5000},
       {1, 0.999, BG_KEY_UTF8, 65, 1},
   };
   uint8_t metadata[256];
@@ -309,12 +309,12 @@ static void test_header_fields(void) {
   size_t size;
   uint8_t *bad;
 
-#define WITH_SAMPLE(room, body)          \
-  do {                                   \
-    bad = sample_file(&size, (room));    \
-    REQUIRE(bad != NULL);                \
-    body;                                \
-    free(bad);                           \
+#define WITH_SAMPLE(room, body)       \
+  do {                                \
+    bad = sample_file(&size, (room)); \
+    REQUIRE(bad != NULL);             \
+    body;                             \
+    free(bad);                        \
   } while (0)
 
   static const uint16_t header_sizes[] = {0, 64, 127, 129, 256, 0xFFFF};
@@ -434,8 +434,7 @@ static void test_every_bit_flip(void) {
       } else if (i >= OFF_VERSION && i < OFF_VERSION + 2) {
         want = BG_E_VERSION;
       } else if ((i >= OFF_HEADER_SIZE && i < OFF_HEADER_SIZE + 2) || i == OFF_FLAGS ||
-                 (i >= OFF_RESERVED && i < HEADER) ||
-                 (i >= OFF_PAYLOAD_OFFSET && i < OFF_PAYLOAD_OFFSET + 8)) {
+                 (i >= OFF_RESERVED && i < HEADER) || (i >= OFF_PAYLOAD_OFFSET && i < OFF_PAYLOAD_OFFSET + 8)) {
         want = BG_E_HEADER;
       } else if (i >= OFF_METADATA_LENGTH && i < OFF_METADATA_LENGTH + 4) {
         uint64_t length = SAMPLE_METADATA_LENGTH ^ ((uint64_t)1 << (8 * (i - OFF_METADATA_LENGTH) + bit));
@@ -472,8 +471,8 @@ static void test_every_bit_flip(void) {
 }
 
 /* Steps 10-15: edits that keep a correct checksum reach the semantic checks. */
-static void edit_and_expect(void (*edit)(uint8_t *file, uint64_t value), uint64_t value,
-                            bg_status want, const char *what) {
+static void edit_and_expect(void (*edit)(uint8_t *file, uint64_t value), uint64_t value, bg_status want,
+                            const char *what) {
   size_t size;
   uint8_t *file = sample_file(&size, 0);
   if (!file) return;

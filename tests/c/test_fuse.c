@@ -41,8 +41,8 @@ static uint64_t get_u64(const uint8_t *p) {
 }
 
 /* A filter of `kind` holding "prefix<first>".."prefix<first+count-1>", added forwards or backwards. */
-static bg_filter *build(int kind, const char *prefix, long first, long count, uint64_t seed,
-                        int backwards, int seal) {
+static bg_filter *build(int kind, const char *prefix, long first, long count, uint64_t seed, int backwards,
+                        int seal) {
   bg_filter *f = NULL;
   if (bg_filter_create(kind, count > 0 ? (uint64_t)count : 1, 0.01, seed, BG_KEY_UTF8, &f) != BG_OK)
     return NULL;
@@ -156,7 +156,7 @@ static void test_duplicates(int kind) {
   CHECK_EQ_U64(count_missing(f, "dup", 10000), 0);
   bg_info info;
   bg_filter_info(f, &info);
-  CHECK_EQ_U64(info.count, 20000); /* items added */
+  CHECK_EQ_U64(info.count, 20000);    /* items added */
   CHECK_EQ_U64(info.bits_set, 10000); /* distinct keys */
   /* The structure is the one built from each key once. */
   bg_filter *once = build(kind, "dup", 0, 10000, 11, 0, 1);
@@ -184,7 +184,8 @@ static void test_empty(int kind) {
   CHECK_STATUS(bg_filter_seal(f), BG_OK);
   char key[64];
   long positives = 0;
-  for (long i = 0; i < 20000; i++) positives += bg_filter_contains(f, key, key_name(key, sizeof key, "e", i)) != 0;
+  for (long i = 0; i < 20000; i++)
+    positives += bg_filter_contains(f, key, key_name(key, sizeof key, "e", i)) != 0;
   CHECK_EQ_U64(positives, 0);
   CHECK(bg_filter_contains(f, "", 0) == 0);
   bg_info info;
@@ -215,7 +216,8 @@ static void test_one_key(int kind) {
   CHECK(bg_filter_contains(f, "only0", 5) == 1);
   char key[64];
   long positives = 0;
-  for (long i = 0; i < 100000; i++) positives += bg_filter_contains(f, key, key_name(key, sizeof key, "other", i)) == 1;
+  for (long i = 0; i < 100000; i++)
+    positives += bg_filter_contains(f, key, key_name(key, sizeof key, "other", i)) == 1;
   /* A 12-cell filter is still a fuse filter: non-members pass at about 2^-bits. */
   double p = natural_rate(kind), sigma = sqrt(p * (1 - p) / 100000);
   CHECK_MSG((double)positives / 100000 <= p + 4 * sigma, "%ld false positives", positives);
@@ -266,14 +268,22 @@ static void expect_code(const uint8_t *file, size_t size, file_edit edit, int co
   CHECK_MSG(f == NULL, "%s: a filter came back", what);
   bg_filter_free(f);
   CHECK_STATUS_AT(bg_filter_deserialize_owned(copy, new_size, &f), code, "%s (owned)", what);
-  if (f) bg_filter_free(f);
-  else free(copy);
+  if (f)
+    bg_filter_free(f);
+  else
+    free(copy);
 }
 
 static uint8_t *payload_of(uint8_t *file) { return file + get_u64(file + OFF_PAYLOAD_OFFSET); }
 
-static void edit_bits(uint8_t *file, size_t *size) { (void)size; payload_of(file)[0] ^= 24; /* 8<->16 */ }
-static void edit_reserved(uint8_t *file, size_t *size) { (void)size; payload_of(file)[2] = 1; }
+static void edit_bits(uint8_t *file, size_t *size) {
+  (void)size;
+  payload_of(file)[0] ^= 24; /* 8<->16 */
+}
+static void edit_reserved(uint8_t *file, size_t *size) {
+  (void)size;
+  payload_of(file)[2] = 1;
+}
 static void edit_segment_not_pow2(uint8_t *file, size_t *size) {
   (void)size;
   uint8_t *p = payload_of(file);
@@ -283,7 +293,10 @@ static void edit_segment_too_long(uint8_t *file, size_t *size) {
   (void)size;
   put_u32(payload_of(file) + 4, (uint32_t)1 << 19);
 }
-static void edit_segment_count_zero(uint8_t *file, size_t *size) { (void)size; put_u32(payload_of(file) + 8, 0); }
+static void edit_segment_count_zero(uint8_t *file, size_t *size) {
+  (void)size;
+  put_u32(payload_of(file) + 8, 0);
+}
 static void edit_segment_count_overflow(uint8_t *file, size_t *size) {
   (void)size;
   put_u32(payload_of(file) + 8, 0xffffffffu);
@@ -298,8 +311,14 @@ static void edit_too_many_keys(uint8_t *file, size_t *size) {
   uint8_t *p = payload_of(file);
   put_u64(p + 16, (uint64_t)get_u32(p + 12) + 1);
 }
-static void edit_no_keys(uint8_t *file, size_t *size) { (void)size; put_u64(payload_of(file) + 16, 0); }
-static void edit_k(uint8_t *file, size_t *size) { (void)size; put_u32(file + OFF_K, 2); }
+static void edit_no_keys(uint8_t *file, size_t *size) {
+  (void)size;
+  put_u64(payload_of(file) + 16, 0);
+}
+static void edit_k(uint8_t *file, size_t *size) {
+  (void)size;
+  put_u32(file + OFF_K, 2);
+}
 static void edit_m(uint8_t *file, size_t *size) {
   (void)size;
   put_u64(file + OFF_M, get_u64(file + OFF_M) + 8);
@@ -326,8 +345,14 @@ static void edit_tiny_payload(uint8_t *file, size_t *size) {
   put_u64(file + OFF_PAYLOAD_LENGTH, 16);
   *size = (size_t)offset + 16;
 }
-static void edit_empty_with_seed(uint8_t *file, size_t *size) { (void)size; payload_of(file)[24] = 1; }
-static void edit_empty_with_cells(uint8_t *file, size_t *size) { (void)size; put_u32(payload_of(file) + 4, 4); }
+static void edit_empty_with_seed(uint8_t *file, size_t *size) {
+  (void)size;
+  payload_of(file)[24] = 1;
+}
+static void edit_empty_with_cells(uint8_t *file, size_t *size) {
+  (void)size;
+  put_u32(payload_of(file) + 4, 4);
+}
 
 static void test_corrupt(int kind) {
   bg_filter *f = build(kind, "c", 0, 3000, 41, 0, 1);
@@ -386,7 +411,8 @@ static void test_life_cycle(int kind) {
   batch probes;
   REQUIRE(batch_make(&probes, "p", 0, 3));
   uint8_t results[3];
-  CHECK_STATUS(bg_filter_contains_many(f, probes.items, probes.offsets, probes.count, results), BG_E_UNSUPPORTED);
+  CHECK_STATUS(bg_filter_contains_many(f, probes.items, probes.offsets, probes.count, results),
+               BG_E_UNSUPPORTED);
   bg_info info;
   bg_filter_info(f, &info);
   CHECK_EQ_U64(info.payload_bytes, 0);
@@ -614,7 +640,8 @@ static void test_sharded(int kind) {
       CHECK_STATUS(bg_filter_contains_many(f, mixed.items, mixed.offsets, mixed.count, results), BG_OK);
       long differ = 0, members = 0;
       for (size_t i = 0; i < mixed.count; i++) {
-        int single = bg_filter_contains(f, mixed.items + mixed.offsets[i], mixed.offsets[i + 1] - mixed.offsets[i]);
+        int single =
+            bg_filter_contains(f, mixed.items + mixed.offsets[i], mixed.offsets[i + 1] - mixed.offsets[i]);
         differ += single != results[i];
         members += i < (size_t)(n / 2) && results[i] == 1;
       }
@@ -626,10 +653,12 @@ static void test_sharded(int kind) {
       char key[64];
       long positives = 0;
       const long probes = 400000;
-      for (long i = 0; i < probes; i++) positives += bg_filter_contains(f, key, key_name(key, sizeof key, "nope", i)) == 1;
+      for (long i = 0; i < probes; i++)
+        positives += bg_filter_contains(f, key, key_name(key, sizeof key, "nope", i)) == 1;
       double p = natural_rate(kind), sigma = sqrt(p * (1 - p) / probes), measured = (double)positives / probes;
       CHECK_MSG(measured <= p + 4 * sigma, "%u shard bits: measured %.6f", bits, measured);
-      if (kind == BG_KIND_FUSE8) CHECK_MSG(measured >= p - 4 * sigma, "%u shard bits: measured %.6f", bits, measured);
+      if (kind == BG_KIND_FUSE8)
+        CHECK_MSG(measured >= p - 4 * sigma, "%u shard bits: measured %.6f", bits, measured);
       bg_info info;
       bg_filter_info(f, &info);
       CHECK_EQ_U64(info.count, (uint64_t)n);
@@ -657,7 +686,8 @@ static void test_sharded(int kind) {
       bg_filter_free(f);
     }
     printf("%s: %ld keys in %u shards: %.4f bits/key of fingerprints, %.4f bits/key for the whole file\n",
-           bg_kind_name(kind), n, 1u << bits, (double)get_u64(file + OFF_M) / (double)n, 8.0 * (double)size / (double)n);
+           bg_kind_name(kind), n, 1u << bits, (double)get_u64(file + OFF_M) / (double)n,
+           8.0 * (double)size / (double)n);
     free(file);
   }
 
@@ -670,7 +700,8 @@ static void test_sharded(int kind) {
     CHECK_EQ_U64(count_missing(f, "lone", count), 0);
     char key[64];
     long positives = 0;
-    for (long i = 0; i < 20000; i++) positives += bg_filter_contains(f, key, key_name(key, sizeof key, "other", i)) == 1;
+    for (long i = 0; i < 20000; i++)
+      positives += bg_filter_contains(f, key, key_name(key, sizeof key, "other", i)) == 1;
     CHECK_MSG(positives < 20000 / 16 * natural_rate(kind) * 3 + 3, "%ld false positives", positives);
     bg_info info;
     bg_filter_info(f, &info);
@@ -682,13 +713,33 @@ static void test_sharded(int kind) {
 
 /* Edits of a sharded file's payload (4 shards). */
 static uint8_t *table_of(uint8_t *file) { return payload_of(file) + 32; }
-static uint8_t *shard_of(uint8_t *file, unsigned i) { return payload_of(file) + get_u64(table_of(file) + 8 * i); }
-static void edit_shard_bits_high(uint8_t *file, size_t *size) { (void)size; payload_of(file)[1] = 25; }
-static void edit_shard_bits_big_table(uint8_t *file, size_t *size) { (void)size; payload_of(file)[1] = 20; }
-static void edit_sharded_reserved2(uint8_t *file, size_t *size) { (void)size; payload_of(file)[2] = 1; }
-static void edit_sharded_reserved4(uint8_t *file, size_t *size) { (void)size; payload_of(file)[4] = 1; }
-static void edit_sharded_reserved15(uint8_t *file, size_t *size) { (void)size; payload_of(file)[15] = 1; }
-static void edit_sharded_reserved24(uint8_t *file, size_t *size) { (void)size; payload_of(file)[24] = 1; }
+static uint8_t *shard_of(uint8_t *file, unsigned i) {
+  return payload_of(file) + get_u64(table_of(file) + 8 * i);
+}
+static void edit_shard_bits_high(uint8_t *file, size_t *size) {
+  (void)size;
+  payload_of(file)[1] = 25;
+}
+static void edit_shard_bits_big_table(uint8_t *file, size_t *size) {
+  (void)size;
+  payload_of(file)[1] = 20;
+}
+static void edit_sharded_reserved2(uint8_t *file, size_t *size) {
+  (void)size;
+  payload_of(file)[2] = 1;
+}
+static void edit_sharded_reserved4(uint8_t *file, size_t *size) {
+  (void)size;
+  payload_of(file)[4] = 1;
+}
+static void edit_sharded_reserved15(uint8_t *file, size_t *size) {
+  (void)size;
+  payload_of(file)[15] = 1;
+}
+static void edit_sharded_reserved24(uint8_t *file, size_t *size) {
+  (void)size;
+  payload_of(file)[24] = 1;
+}
 static void edit_sharded_key_count(uint8_t *file, size_t *size) {
   (void)size;
   put_u64(payload_of(file) + 16, get_u64(payload_of(file) + 16) + 1);
@@ -717,9 +768,18 @@ static void edit_table_swap(uint8_t *file, size_t *size) {
   put_u64(t + 8, b);
   put_u64(t + 16, a);
 }
-static void edit_shard_width(uint8_t *file, size_t *size) { (void)size; shard_of(file, 1)[0] ^= 24; }
-static void edit_shard_nested(uint8_t *file, size_t *size) { (void)size; shard_of(file, 2)[1] = 1; }
-static void edit_shard_reserved(uint8_t *file, size_t *size) { (void)size; shard_of(file, 3)[3] = 1; }
+static void edit_shard_width(uint8_t *file, size_t *size) {
+  (void)size;
+  shard_of(file, 1)[0] ^= 24;
+}
+static void edit_shard_nested(uint8_t *file, size_t *size) {
+  (void)size;
+  shard_of(file, 2)[1] = 1;
+}
+static void edit_shard_reserved(uint8_t *file, size_t *size) {
+  (void)size;
+  shard_of(file, 3)[3] = 1;
+}
 static void edit_shard_segment(uint8_t *file, size_t *size) {
   (void)size;
   uint8_t *shard = shard_of(file, 0);
@@ -780,7 +840,8 @@ static void test_sharded_corrupt(int kind) {
   bg_filter *g = NULL;
   CHECK_STATUS(bg_filter_deserialize(raw, size, &g), BG_E_CHECKSUM);
   CHECK_STATUS(bg_filter_deserialize(file, size - 1, &g), BG_E_TRUNCATED);
-  CHECK_STATUS(bg_filter_deserialize(file, (size_t)get_u64(file + OFF_PAYLOAD_OFFSET) + 40, &g), BG_E_TRUNCATED);
+  CHECK_STATUS(bg_filter_deserialize(file, (size_t)get_u64(file + OFF_PAYLOAD_OFFSET) + 40, &g),
+               BG_E_TRUNCATED);
   free(raw);
 
   expect_code(file, size, edit_shard_bits_high, BG_E_PAYLOAD, "shard bits above 24");

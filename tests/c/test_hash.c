@@ -34,7 +34,8 @@ static uint64_t reference_reduce(uint64_t x, uint64_t m) {
 #else
   /* Long multiplication on 16-bit digits: slow, obviously right. */
   uint32_t a[4], b[4], r[8] = {0};
-  for (int i = 0; i < 4; i++) a[i] = (uint32_t)(x >> (16 * i)) & 0xffff, b[i] = (uint32_t)(m >> (16 * i)) & 0xffff;
+  for (int i = 0; i < 4; i++)
+    a[i] = (uint32_t)(x >> (16 * i)) & 0xffff, b[i] = (uint32_t)(m >> (16 * i)) & 0xffff;
   for (int i = 0; i < 4; i++) {
     uint32_t carry = 0;
     for (int j = 0; j < 4; j++) {
@@ -65,14 +66,29 @@ static uint64_t next_random(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
-static const uint64_t interesting_m[] = {
-    1, 2, 3, 7, 8, 64, 1000, 1917012, 9585059, (1ull << 31) + 11, UINT32_MAX - 1, UINT32_MAX,
-    (1ull << 32), (1ull << 32) + 1, (1ull << 32) + (1ull << 20), (1ull << 40) + 3, BG_MAX_BITS,
-    UINT64_MAX};
+static const uint64_t interesting_m[] = {1,
+                                         2,
+                                         3,
+                                         7,
+                                         8,
+                                         64,
+                                         1000,
+                                         1917012,
+                                         9585059,
+                                         (1ull << 31) + 11,
+                                         UINT32_MAX - 1,
+                                         UINT32_MAX,
+                                         (1ull << 32),
+                                         (1ull << 32) + 1,
+                                         (1ull << 32) + (1ull << 20),
+                                         (1ull << 40) + 3,
+                                         BG_MAX_BITS,
+                                         UINT64_MAX};
 
 static void test_hash_is_xxh3_128(void) {
   /* Lengths cover every XXH3 size class: 0, 1-3, 4-8, 9-16, 17-128, 129-240, 241+. */
-  static const size_t lengths[] = {0, 1, 2, 3, 4, 7, 8, 9, 15, 16, 17, 31, 64, 127, 128, 129, 200, 239, 240, 241, 1000, 4096};
+  static const size_t lengths[] = {0,  1,  2,   3,   4,   7,   8,   9,   15,  16,   17,
+                                   31, 64, 127, 128, 129, 200, 239, 240, 241, 1000, 4096};
   static const uint64_t seeds[] = {0, 1, 42, (1ull << 63) + 5, UINT64_MAX};
   uint8_t data[4096];
   uint64_t state = 7;
@@ -81,8 +97,8 @@ static void test_hash_is_xxh3_128(void) {
     for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++) {
       bg_hash_pair got = bg_hash(data, lengths[l], seeds[s]);
       XXH128_hash_t want = XXH3_128bits_withSeed(data, lengths[l], seeds[s]);
-      CHECK_MSG(got.h1 == want.low64 && got.h2 == want.high64, "length %zu seed %" PRIu64,
-                lengths[l], seeds[s]);
+      CHECK_MSG(got.h1 == want.low64 && got.h2 == want.high64, "length %zu seed %" PRIu64, lengths[l],
+                seeds[s]);
       /* Deterministic: the same input twice, and from a different address, gives the same pair. */
       uint8_t copy[4096 + 1];
       memcpy(copy + 1, data, lengths[l]);
@@ -210,7 +226,8 @@ static void test_uniform_positions(void) {
       counts[pos[0] * 3 / m]++;
     }
     /* Thirds of [0, 1000) hold 334, 333, 333 positions; each share within 3% of 1/3. */
-    for (int c = 0; c < 3; c++) CHECK_MSG(counts[c] > 9700 && counts[c] < 10300, "third %d: %" PRIu64, c, counts[c]);
+    for (int c = 0; c < 3; c++)
+      CHECK_MSG(counts[c] > 9700 && counts[c] < 10300, "third %d: %" PRIu64, c, counts[c]);
   }
 }
 

@@ -46,19 +46,23 @@ static void corrupt_payloads(void) {
   bg_header h;
   CHECK_EQ_U64(bg_file_validate(file, size, &h), BG_OK);
   uint8_t *payload = file + h.payload_offset;
-  struct { size_t offset; uint8_t value; int expected; } cases[] = {
-      {0, 0, BG_E_PAYLOAD},            /* zero layers */
-      {0, 49, BG_E_PAYLOAD},           /* more layers than the limit */
-      {0, 4, BG_E_PAYLOAD},            /* more layer records than the payload holds */
-      {5, 1, BG_E_PAYLOAD},            /* reserved prefix bytes */
-      {16 + 8, 0, BG_E_PAYLOAD},       /* layer 0: k = 0 */
-      {16 + 8, 65, BG_E_PAYLOAD},      /* layer 0: k > BG_MAX_K */
-      {16 + 12, 1, BG_E_PAYLOAD},      /* layer 0: reserved */
-      {16 + 24, 255, BG_E_PAYLOAD},    /* layer 0: count > capacity */
-      {16, 1, BG_E_PAYLOAD},           /* layer 0: m no longer matches the bytes that follow */
-      {16 + 16, 101, BG_E_PAYLOAD},    /* layer 0: capacity other than the header's n0 */
-      {16 + 24, 99, BG_E_PAYLOAD},     /* layer 0: room left below a newer layer */
-      {16 + 32 + 8, 1, BG_E_PAYLOAD},  /* layer 1: k other than its geometry's */
+  struct {
+    size_t offset;
+    uint8_t value;
+    int expected;
+  } cases[] = {
+      {0, 0, BG_E_PAYLOAD},           /* zero layers */
+      {0, 49, BG_E_PAYLOAD},          /* more layers than the limit */
+      {0, 4, BG_E_PAYLOAD},           /* more layer records than the payload holds */
+      {5, 1, BG_E_PAYLOAD},           /* reserved prefix bytes */
+      {16 + 8, 0, BG_E_PAYLOAD},      /* layer 0: k = 0 */
+      {16 + 8, 65, BG_E_PAYLOAD},     /* layer 0: k > BG_MAX_K */
+      {16 + 12, 1, BG_E_PAYLOAD},     /* layer 0: reserved */
+      {16 + 24, 255, BG_E_PAYLOAD},   /* layer 0: count > capacity */
+      {16, 1, BG_E_PAYLOAD},          /* layer 0: m no longer matches the bytes that follow */
+      {16 + 16, 101, BG_E_PAYLOAD},   /* layer 0: capacity other than the header's n0 */
+      {16 + 24, 99, BG_E_PAYLOAD},    /* layer 0: room left below a newer layer */
+      {16 + 32 + 8, 1, BG_E_PAYLOAD}, /* layer 1: k other than its geometry's */
   };
   uint8_t *copy = malloc(size);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -6,18 +6,16 @@
 static void expect_size(uint64_t capacity, double error_rate, uint64_t want_m, uint32_t want_k) {
   uint64_t m = 0;
   uint32_t k = 0;
-  CHECK_STATUS_AT(bg_size_for(capacity, error_rate, &m, &k), BG_OK, "n=%" PRIu64 " p=%g",
-                  capacity, error_rate);
-  CHECK_MSG(m == want_m, "n=%" PRIu64 " p=%g: m=%" PRIu64 ", expected %" PRIu64, capacity,
-            error_rate, m, want_m);
+  CHECK_STATUS_AT(bg_size_for(capacity, error_rate, &m, &k), BG_OK, "n=%" PRIu64 " p=%g", capacity, error_rate);
+  CHECK_MSG(m == want_m, "n=%" PRIu64 " p=%g: m=%" PRIu64 ", expected %" PRIu64, capacity, error_rate, m,
+            want_m);
   CHECK_MSG(k == want_k, "n=%" PRIu64 " p=%g: k=%u, expected %u", capacity, error_rate, k, want_k);
 }
 
 static void expect_size_error(uint64_t capacity, double error_rate, bg_status want) {
   uint64_t m = 12345;
   uint32_t k = 678;
-  CHECK_STATUS_AT(bg_size_for(capacity, error_rate, &m, &k), want, "n=%" PRIu64 " p=%g",
-                  capacity, error_rate);
+  CHECK_STATUS_AT(bg_size_for(capacity, error_rate, &m, &k), want, "n=%" PRIu64 " p=%g", capacity, error_rate);
   /* A failed call leaves the outputs alone: callers never see half an answer. */
   CHECK_EQ_U64(m, 12345);
   CHECK_EQ_U64(k, 678);

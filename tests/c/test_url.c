@@ -107,9 +107,11 @@ static int is_digit_char(char c) { return c >= '0' && c <= '9'; }
  * every other scheme is BG_E_URL, with or without "//", never rewritten to http://. A name
  * before ':' is a host only when it holds a '.' and no "//" follows. */
 static void test_schemes(void) {
-  static const char *const checked[] = {"http", "https", "ftp", "ws", "wss", "HTTP", "hTTpS", "Ftp", "WS", "wsS"};
-  static const char *const others[] = {"mailto", "gopher", "javascript", "data", "file", "about", "blob", "news",
-                                       "chrome", "x", "h", "httpx", "http+s", "ftps", "w-s", "a.b", "a1.b+c-d"};
+  static const char *const checked[] = {"http", "https", "ftp", "ws", "wss",
+                                        "HTTP", "hTTpS", "Ftp", "WS", "wsS"};
+  static const char *const others[] = {"mailto", "gopher", "javascript", "data", "file",    "about",
+                                       "blob",   "news",   "chrome",     "x",    "h",       "httpx",
+                                       "http+s", "ftps",   "w-s",        "a.b",  "a1.b+c-d"};
   static const char *const tails[] = {":a.com/x", "://a.com/x", ":/a.com/x", ":///a.com/x",
                                       ":8999",    ":8999/x",    ":"};
   char url[64], out[128];
@@ -132,8 +134,8 @@ static void test_schemes(void) {
       int host = strchr(others[o], '.') && !(rest[0] == '/' && rest[1] == '/') &&
                  (!*rest || *rest == '/' || is_digit_char(*rest));
       size_t len = 0;
-      CHECK_STATUS_AT(bg_url_canonicalize(url, strlen(url), out, sizeof out, &len), host ? BG_OK : BG_E_URL, "%s",
-                      url);
+      CHECK_STATUS_AT(bg_url_canonicalize(url, strlen(url), out, sizeof out, &len), host ? BG_OK : BG_E_URL,
+                      "%s", url);
       if (host) {
         char want[64];
         snprintf(want, sizeof want, "http://%s%s", others[o], path ? path : "/");
@@ -207,7 +209,8 @@ static void test_small_buffers(void) {
     int status = bg_url_canonicalize(input, strlen(input), buffer, capacity, &out_len);
     CHECK_STATUS_AT(status, capacity < need ? BG_E_BUFFER : BG_OK, "capacity %zu", capacity);
     CHECK_EQ_U64(out_len, need);
-    for (size_t i = capacity; i < sizeof buffer; i++) CHECK_MSG(buffer[i] == 'Z', "write past %zu at %zu", capacity, i);
+    for (size_t i = capacity; i < sizeof buffer; i++)
+      CHECK_MSG(buffer[i] == 'Z', "write past %zu at %zu", capacity, i);
     if (capacity == need) CHECK(memcmp(buffer, expected, need) == 0);
   }
 
@@ -253,8 +256,9 @@ static void test_expression_vectors(void) {
     char again[4096];
     uint32_t offsets_again[BG_URL_MAX_EXPRESSIONS + 1];
     size_t count_again = 0;
-    CHECK_STATUS(bg_url_expressions(canonical, strlen(canonical), again, sizeof again, offsets_again, &count_again),
-                 BG_OK);
+    CHECK_STATUS(
+        bg_url_expressions(canonical, strlen(canonical), again, sizeof again, offsets_again, &count_again),
+        BG_OK);
     CHECK(count_again == count && memcmp(offsets_again, offsets, (count + 1) * sizeof offsets[0]) == 0 &&
           memcmp(again, out, offsets[count]) == 0);
     free(canonical);
@@ -353,11 +357,14 @@ static void test_unescape_model(void) {
 /* ------------------------------------------------------------------------ */
 static size_t random_url(char *buffer, size_t capacity) {
   static const char *const tokens[] = {
-      "http://", "https://", "HTTP://", "ftp:", "//", "/", "/", "/", ".", ".", "..", "./", "../", "?", "?", "#",
-      "@", ":", ":80", "[", "]", "[::1]", "::", "%", "%25", "%2", "%2e", "%2E", "%2f", "%3F", "%23", "%40",
-      "%3a", "%00", "%ff", "%41", "0x", "0", "1", "7", "255", "256", "4294967295", "077", "a", "B", "com",
-      "www.", "example", " ", "\t", "\n", "\r", "\x01", "\x7f", "\x80", "\xff", "\xc3\xa9", "\0", "~", "=",
-      "&", "+", "-", "_", "ffff:", "1.2.3.4", "64:ff9b::", "mailto:", "ws:", "wss://", "gopher:", "a.b:"};
+      "http://", "https://", "HTTP://",    "ftp:", "//",   "/",     "/",       "/",         ".",       ".",
+      "..",      "./",       "../",        "?",    "?",    "#",     "@",       ":",         ":80",     "[",
+      "]",       "[::1]",    "::",         "%",    "%25",  "%2",    "%2e",     "%2E",       "%2f",     "%3F",
+      "%23",     "%40",      "%3a",        "%00",  "%ff",  "%41",   "0x",      "0",         "1",       "7",
+      "255",     "256",      "4294967295", "077",  "a",    "B",     "com",     "www.",      "example", " ",
+      "\t",      "\n",       "\r",         "\x01", "\x7f", "\x80",  "\xff",    "\xc3\xa9",  "\0",      "~",
+      "=",       "&",        "+",          "-",    "_",    "ffff:", "1.2.3.4", "64:ff9b::", "mailto:", "ws:",
+      "wss://",  "gopher:",  "a.b:"};
   size_t n = 0, parts = 1 + rng_next() % 14;
   for (size_t p = 0; p < parts; p++) {
     const char *t = tokens[rng_next() % COUNT_OF(tokens)];

@@ -43,7 +43,8 @@ typedef struct {
   const char *source;
 } url_canon_vector;
 
-#define URL_V(input, canonical, source) {input, sizeof(input) - 1, canonical, source}
+#define URL_V(input, canonical, source) \
+  { input, sizeof(input) - 1, canonical, source }
 
 static const url_canon_vector url_canon_vectors[] = {
     /* --- Safe Browsing v4, "URLs and Hashing", in the published order. --- */
@@ -53,11 +54,13 @@ static const url_canon_vector url_canon_vectors[] = {
     URL_V("http://host/asdf%25%32%35asd", "http://host/asdf%25asd", "sb-v4"),
     URL_V("http://host/%%%25%32%35asd%%", "http://host/%25%25%25asd%25%25", "sb-v4"),
     URL_V("http://www.google.com/", "http://www.google.com/", "sb-v4"),
-    URL_V("http://%31%36%38%2e%31%38%38%2e%39%39%2e%32%36/%2E%73%65%63%75%72%65/%77%77%77%2E%65%62%61%79%2E%63%6F%6D/",
-          "http://168.188.99.26/.secure/www.ebay.com/", "sb-v4"),
-    URL_V("http://195.127.0.11/uploads/%20%20%20%20/.verify/.eBaysecure=updateuserdataxplimnbqmn-xplmvalidateinfoswqpcmlx=hgplmcx/",
-          "http://195.127.0.11/uploads/%20%20%20%20/.verify/.eBaysecure=updateuserdataxplimnbqmn-xplmvalidateinfoswqpcmlx=hgplmcx/",
-          "sb-v4"),
+    URL_V(
+        "http://%31%36%38%2e%31%38%38%2e%39%39%2e%32%36/%2E%73%65%63%75%72%65/%77%77%77%2E%65%62%61%79%2E%63%6F%6D/",
+        "http://168.188.99.26/.secure/www.ebay.com/", "sb-v4"),
+    URL_V(
+        "http://195.127.0.11/uploads/%20%20%20%20/.verify/.eBaysecure=updateuserdataxplimnbqmn-xplmvalidateinfoswqpcmlx=hgplmcx/",
+        "http://195.127.0.11/uploads/%20%20%20%20/.verify/.eBaysecure=updateuserdataxplimnbqmn-xplmvalidateinfoswqpcmlx=hgplmcx/",
+        "sb-v4"),
     URL_V("http://host%23.com/%257Ea%2521b%2540c%2523d%2524e%25f%255E00%252611%252A22%252833%252944_55%252B",
           "http://host%23.com/~a!b@c%23d$e%25f^00&11*22(33)44_55+", "sb-v4"),
     URL_V("http://3279880203/blah", "http://195.127.0.11/blah", "sb-v4"),
@@ -86,8 +89,9 @@ static const url_canon_vector url_canon_vectors[] = {
     URL_V("http://host.com//twoslashes?more//slashes", "http://host.com/twoslashes?more//slashes", "sb-v4"),
 
     URL_V(" http://www.google.com/ ", "http://www.google.com/", "web-risk"),
-    URL_V("http://%32%31%33%2e%31%38%30%2e%32%31%30%2e5/%2e%73%65%63%75%72%65%2f%77%77%77%2e%6d%6f%69%6b%72%75%67%2e%72%75/",
-          "http://213.180.210.5/.secure/www.moikrug.ru/", "yandex"),
+    URL_V(
+        "http://%32%31%33%2e%31%38%30%2e%32%31%30%2e5/%2e%73%65%63%75%72%65%2f%77%77%77%2e%6d%6f%69%6b%72%75%67%2e%72%75/",
+        "http://213.180.210.5/.secure/www.moikrug.ru/", "yandex"),
 
     /* --- Bracketed IPv6 hosts (current reference; v4 says nothing about IPv6). --- */
     URL_V("http://[2001:0db8:0000::1]/", "http://[2001:db8::1]/", "sb-ref"),
@@ -96,8 +100,8 @@ static const url_canon_vector url_canon_vectors[] = {
     URL_V("http://[::1]:8080/x", "http://[::1]/x", "bloomgate"),
     URL_V("http://[0:0:0:0:0:0:0:0]/", "http://[::]/", "bloomgate"),
     URL_V("http://[2001:DB8:0:0:1:0:0:1]/", "http://[2001:db8::1:0:0:1]/", "bloomgate"), /* first longest run */
-    URL_V("http://[2001:db8:0:1:0:0:0:1]/", "http://[2001:db8:0:1::1]/", "bloomgate"),  /* longest run */
-    URL_V("http://[1:0:1:1:1:1:1:1]/", "http://[1:0:1:1:1:1:1:1]/", "bloomgate"),    /* one zero stays */
+    URL_V("http://[2001:db8:0:1:0:0:0:1]/", "http://[2001:db8:0:1::1]/", "bloomgate"),   /* longest run */
+    URL_V("http://[1:0:1:1:1:1:1:1]/", "http://[1:0:1:1:1:1:1:1]/", "bloomgate"),        /* one zero stays */
     URL_V("http://[::ffff:c0a8:101]/", "http://192.168.1.1/", "bloomgate"),
     URL_V("http://[64:ff9b::102:304]/", "http://1.2.3.4/", "bloomgate"),
     URL_V("http://[::1.2.3.4]/", "http://[::102:304]/", "bloomgate"), /* deprecated "compatible" form */
@@ -137,7 +141,9 @@ static const url_canon_vector url_canon_vectors[] = {
     URL_V("http://..a..b..c../", "http://a.b.c/", "bloomgate"),
     URL_V("http://A%42C.COM/", "http://abc.com/", "bloomgate"),
     URL_V("http://\xc3\xa9.com/", "http://%C3%A9.com/", "bloomgate"), /* IDN is the caller's job */
-    URL_V("http://a\x7f" "b.com/", "http://a%7Fb.com/", "bloomgate"),
+    URL_V("http://a\x7f"
+          "b.com/",
+          "http://a%7Fb.com/", "bloomgate"),
     URL_V("http://a\tb\r.c\nom/", "http://ab.com/", "bloomgate"),
 
     /* --- Paths: "."/".." first, then slash runs (the specification's order). --- */
@@ -248,8 +254,7 @@ static const url_canon_vector url_canon_vectors[] = {
     URL_V("http://host.com/abc?val=xyz#anything", "http://host.com/abc?val=xyz", "chromium"),
     URL_V("http://abc:def@host.com/xyz", "http://host.com/xyz", "chromium"),
     URL_V("http://host%7d.com/abc/%2e%2e%2fdef", "http://host}.com/def", "chromium"),
-    URL_V("http://.......host...com.....//abc/////def%2F%2F%2Fxyz", "http://host.com/abc/def/xyz",
-          "chromium"),
+    URL_V("http://.......host...com.....//abc/////def%2F%2F%2Fxyz", "http://host.com/abc/def/xyz", "chromium"),
     URL_V("ftp://host.com/foo?bar", "ftp://host.com/foo?bar", "chromium"),
     URL_V("http://host.com/%257Ea%2521b%2540c%2523d%2524e%25f%255E00%252611%252A22%252833%252944_55%252B",
           "http://host.com/~a!b@c%23d$e%25f^00&11*22(33)44_55+", "chromium"),
@@ -292,8 +297,8 @@ static const url_canon_vector url_canon_vectors[] = {
     URL_V("http://16843009/index.html", "http://1.1.1.1/index.html", "perl-sb4"),
     URL_V("http://1/index.html", "http://0.0.0.1/index.html", "perl-sb4"),
     URL_V("http://google%2ecom/path/index%25252525252ehtml", "http://google.com/path/index.html", "perl-sb4"),
-    URL_V("http://google.com/path/index.html?data=%81%80%0f", "http://google.com/path/index.html?data=%81%80%0F",
-          "perl-sb4"),
+    URL_V("http://google.com/path/index.html?data=%81%80%0f",
+          "http://google.com/path/index.html?data=%81%80%0F", "perl-sb4"),
     URL_V("http://google\n.com/in\t/the\r/path", "http://google.com/in/the/path", "perl-sb4"),
     URL_V("http://google.com/?query=\r\n&param=\tdata", "http://google.com/?query=&param=data", "perl-sb4"),
     URL_V("http://google.com/path/index.html##frag", "http://google.com/path/index.html", "perl-sb4"),
@@ -307,7 +312,8 @@ typedef struct {
   const char *source;
 } url_error_vector;
 
-#define URL_E(input, source) {input, sizeof(input) - 1, BG_E_URL, source}
+#define URL_E(input, source) \
+  { input, sizeof(input) - 1, BG_E_URL, source }
 
 static const url_error_vector url_error_vectors[] = {
     URL_E("", "go-client"),
@@ -411,12 +417,36 @@ static const url_expression_vector url_expression_vectors[] = {
     /* The full 5 x 6: only the first four directory prefixes from the root count. */
     {"http://a.b.c.d.e.f.g/1/2/3/4/5.html?q=1",
      "bloomgate",
-     {"a.b.c.d.e.f.g/1/2/3/4/5.html?q=1", "a.b.c.d.e.f.g/1/2/3/4/5.html", "a.b.c.d.e.f.g/1/2/3/",
-      "a.b.c.d.e.f.g/1/2/", "a.b.c.d.e.f.g/1/", "a.b.c.d.e.f.g/", "c.d.e.f.g/1/2/3/4/5.html?q=1",
-      "c.d.e.f.g/1/2/3/4/5.html", "c.d.e.f.g/1/2/3/", "c.d.e.f.g/1/2/", "c.d.e.f.g/1/", "c.d.e.f.g/",
-      "d.e.f.g/1/2/3/4/5.html?q=1", "d.e.f.g/1/2/3/4/5.html", "d.e.f.g/1/2/3/", "d.e.f.g/1/2/", "d.e.f.g/1/",
-      "d.e.f.g/", "e.f.g/1/2/3/4/5.html?q=1", "e.f.g/1/2/3/4/5.html", "e.f.g/1/2/3/", "e.f.g/1/2/", "e.f.g/1/",
-      "e.f.g/", "f.g/1/2/3/4/5.html?q=1", "f.g/1/2/3/4/5.html", "f.g/1/2/3/", "f.g/1/2/", "f.g/1/", "f.g/",
+     {"a.b.c.d.e.f.g/1/2/3/4/5.html?q=1",
+      "a.b.c.d.e.f.g/1/2/3/4/5.html",
+      "a.b.c.d.e.f.g/1/2/3/",
+      "a.b.c.d.e.f.g/1/2/",
+      "a.b.c.d.e.f.g/1/",
+      "a.b.c.d.e.f.g/",
+      "c.d.e.f.g/1/2/3/4/5.html?q=1",
+      "c.d.e.f.g/1/2/3/4/5.html",
+      "c.d.e.f.g/1/2/3/",
+      "c.d.e.f.g/1/2/",
+      "c.d.e.f.g/1/",
+      "c.d.e.f.g/",
+      "d.e.f.g/1/2/3/4/5.html?q=1",
+      "d.e.f.g/1/2/3/4/5.html",
+      "d.e.f.g/1/2/3/",
+      "d.e.f.g/1/2/",
+      "d.e.f.g/1/",
+      "d.e.f.g/",
+      "e.f.g/1/2/3/4/5.html?q=1",
+      "e.f.g/1/2/3/4/5.html",
+      "e.f.g/1/2/3/",
+      "e.f.g/1/2/",
+      "e.f.g/1/",
+      "e.f.g/",
+      "f.g/1/2/3/4/5.html?q=1",
+      "f.g/1/2/3/4/5.html",
+      "f.g/1/2/3/",
+      "f.g/1/2/",
+      "f.g/1/",
+      "f.g/",
       NULL}},
     {"http://a.b.c.d.e.f/x",
      "bloomgate",
@@ -475,13 +505,37 @@ static const url_expression_vector url_expression_vectors[] = {
       "google.com/a/b/cde/f", "google.com/a/b/cde/", "google.com/a/b/", "google.com/a/", "google.com/", NULL}},
     {"http://a.b.c.d.e.f.g/h/i/j/k/l/m/n/o?p=foo&q=bar#quux",
      "py-ref",
-     {"a.b.c.d.e.f.g/h/i/j/k/l/m/n/o?p=foo&q=bar", "a.b.c.d.e.f.g/h/i/j/k/l/m/n/o", "a.b.c.d.e.f.g/h/i/j/",
-      "a.b.c.d.e.f.g/h/i/", "a.b.c.d.e.f.g/h/", "a.b.c.d.e.f.g/", "c.d.e.f.g/h/i/j/k/l/m/n/o?p=foo&q=bar",
-      "c.d.e.f.g/h/i/j/k/l/m/n/o", "c.d.e.f.g/h/i/j/", "c.d.e.f.g/h/i/", "c.d.e.f.g/h/", "c.d.e.f.g/",
-      "d.e.f.g/h/i/j/k/l/m/n/o?p=foo&q=bar", "d.e.f.g/h/i/j/k/l/m/n/o", "d.e.f.g/h/i/j/", "d.e.f.g/h/i/",
-      "d.e.f.g/h/", "d.e.f.g/", "e.f.g/h/i/j/k/l/m/n/o?p=foo&q=bar", "e.f.g/h/i/j/k/l/m/n/o", "e.f.g/h/i/j/",
-      "e.f.g/h/i/", "e.f.g/h/", "e.f.g/", "f.g/h/i/j/k/l/m/n/o?p=foo&q=bar", "f.g/h/i/j/k/l/m/n/o",
-      "f.g/h/i/j/", "f.g/h/i/", "f.g/h/", "f.g/", NULL}},
+     {"a.b.c.d.e.f.g/h/i/j/k/l/m/n/o?p=foo&q=bar",
+      "a.b.c.d.e.f.g/h/i/j/k/l/m/n/o",
+      "a.b.c.d.e.f.g/h/i/j/",
+      "a.b.c.d.e.f.g/h/i/",
+      "a.b.c.d.e.f.g/h/",
+      "a.b.c.d.e.f.g/",
+      "c.d.e.f.g/h/i/j/k/l/m/n/o?p=foo&q=bar",
+      "c.d.e.f.g/h/i/j/k/l/m/n/o",
+      "c.d.e.f.g/h/i/j/",
+      "c.d.e.f.g/h/i/",
+      "c.d.e.f.g/h/",
+      "c.d.e.f.g/",
+      "d.e.f.g/h/i/j/k/l/m/n/o?p=foo&q=bar",
+      "d.e.f.g/h/i/j/k/l/m/n/o",
+      "d.e.f.g/h/i/j/",
+      "d.e.f.g/h/i/",
+      "d.e.f.g/h/",
+      "d.e.f.g/",
+      "e.f.g/h/i/j/k/l/m/n/o?p=foo&q=bar",
+      "e.f.g/h/i/j/k/l/m/n/o",
+      "e.f.g/h/i/j/",
+      "e.f.g/h/i/",
+      "e.f.g/h/",
+      "e.f.g/",
+      "f.g/h/i/j/k/l/m/n/o?p=foo&q=bar",
+      "f.g/h/i/j/k/l/m/n/o",
+      "f.g/h/i/j/",
+      "f.g/h/i/",
+      "f.g/h/",
+      "f.g/",
+      NULL}},
     {"http://www.phisher.co.uk/a/b",
      "py-ref",
      {"www.phisher.co.uk/a/b", "www.phisher.co.uk/a/", "www.phisher.co.uk/", "phisher.co.uk/a/b",

@@ -83,7 +83,8 @@ static void check(const uint8_t *base, size_t base_len, const uint8_t *delta, si
     uint8_t *ours = malloc(need), *copy = malloc(capacity);
     if (ours && copy) {
       size_t written = 0, len = 0;
-      REQUIRE(bg_delta_encode(base, base_len, buffer, new_len, ours, need, &written) == BG_OK && written == need);
+      REQUIRE(bg_delta_encode(base, base_len, buffer, new_len, ours, need, &written) == BG_OK &&
+              written == need);
       memcpy(copy, base, base_len);
       REQUIRE(bg_delta_apply(copy, base_len, capacity, ours, written, &len) == BG_OK);
       REQUIRE(len == new_len && memcmp(copy, buffer, len) == 0);

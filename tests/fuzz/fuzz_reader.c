@@ -16,12 +16,12 @@
 
 #include "bloomgate.h"
 
-#define REQUIRE(cond)                                                    \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
+#define REQUIRE(cond)                                                                    \
+  do {                                                                                   \
+    if (!(cond)) {                                                                       \
       fprintf(stderr, "fuzz_reader: invariant broken: %s (line %d)\n", #cond, __LINE__); \
-      abort();                                                           \
-    }                                                                    \
+      abort();                                                                           \
+    }                                                                                    \
   } while (0)
 
 /* Queries derived from the input, so answers are exercised on real bits. */

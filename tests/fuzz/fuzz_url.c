@@ -18,12 +18,12 @@
 
 #include "bloomgate.h"
 
-#define REQUIRE(cond)                                                                   \
-  do {                                                                                  \
-    if (!(cond)) {                                                                      \
+#define REQUIRE(cond)                                                                 \
+  do {                                                                                \
+    if (!(cond)) {                                                                    \
       fprintf(stderr, "fuzz_url: invariant broken: %s (line %d)\n", #cond, __LINE__); \
-      abort();                                                                          \
-    }                                                                                   \
+      abort();                                                                        \
+    }                                                                                 \
   } while (0)
 
 /* Canonicalize into a buffer of exactly `capacity` bytes (malloc'd, so ASan guards its end). */
@@ -46,7 +46,8 @@ static void check_expressions(const char *canonical, size_t len) {
   REQUIRE(offsets[0] == 0);
   for (size_t i = 0; i < count; i++) REQUIRE(offsets[i + 1] > offsets[i] && offsets[i + 1] <= capacity);
   const char *scheme_end = memchr(canonical, ':', len);
-  REQUIRE(scheme_end != NULL && (size_t)(scheme_end - canonical) + 3 <= len && memcmp(scheme_end, "://", 3) == 0);
+  REQUIRE(scheme_end != NULL && (size_t)(scheme_end - canonical) + 3 <= len &&
+          memcmp(scheme_end, "://", 3) == 0);
   size_t rest = len - (size_t)(scheme_end + 3 - canonical);
   REQUIRE(offsets[1] == rest && memcmp(out, scheme_end + 3, rest) == 0);
   free(out);
