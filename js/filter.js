@@ -208,7 +208,6 @@ const SERIALIZE_TO = Symbol('bloomgate.serializeTo');
 /** Implemented by wrappers that answer for a BloomFilter: returns the one in use now. */
 export const CURRENT_FILTER = Symbol('bloomgate.currentFilter');
 
-
 function freedError() {
   return new BloomgateError('E_FREED', 'this filter has been freed; create or load a new one');
 }
