@@ -60,7 +60,7 @@ function packedBatches({ bytes, offsets }, size) {
 
 /**
  * Run case.pass() (after an untimed case.setup()) until minMs of timed work has
- * accumulated; nanoseconds per operation (pass() returns how many it did).
+ * accumulated; returns { ms, ops } (pass() returns how many operations it did).
  */
 async function measure(benchCase, minMs) {
   let elapsed = 0;
@@ -73,15 +73,35 @@ async function measure(benchCase, minMs) {
     elapsed += performance.now() - start;
   } while (elapsed < minMs);
   if (benchCase.teardown) await benchCase.teardown();
-  return (elapsed * 1e6) / ops;
+  return { ms: elapsed, ops };
 }
+
+/**
+ * The cases whose times are divided by each other run as a group: within a
+ * round, SLICES turns through the group, in alternating order, each case
+ * measured for 1/SLICES of its time per turn. A load spike then lands on both
+ * sides of a ratio, and the ratio of one round is read from times seconds apart.
+ */
+const SLICES = 2;
+const GROUPS = [
+  ['bg.add', 'bf.add', 'bfs.add'],
+  ['bg.member', 'bf.member', 'bfs.member'],
+  ['bg.nonmember', 'bf.nonmember', 'bfs.nonmember'],
+  ['bg.addAll'],
+  ['bg.manyStrMember', 'bg.manyStrNonmember', 'bg.manyPackedMember', 'bg.manyPackedNonmember'],
+  ['diag.stageLoop', 'diag.stageEncodeInto'],
+  ['diag.containsLoop', 'diag.containsEncodeInto'],
+  ['load.fetch1M', 'load.url1M', 'load.url1MIntegrity'],
+  ['load.fetch10M', 'load.url10M', 'load.url10MIntegrity'],
+  ['load.bytes10M', 'load.bytes10MIntegrity', 'load.subtle10M'],
+];
 
 /**
  * Set up every case in this runtime. `lib` is bloomgate ({ BloomFilter,
  * loadFilter }), `staging` its js/wasm/staging.js (for the encoder
  * diagnostics), `filters` the URLs and integrity strings of the served filter
- * files. Returns { info, round(r) }: round(r) runs every case once, in an
- * order rotated by r, and returns { caseId: ns per operation }.
+ * files. Returns { info, ids, round(r) }: round(r) runs every group of cases
+ * once, in an order rotated by r, and returns { caseId: ns per operation }.
  */
 export async function createBench({ lib, staging, Bloomfilter, BloomFilters, config, filters, log = () => {} }) {
   const { BloomFilter, loadFilter } = lib;
@@ -351,6 +371,10 @@ export async function createBench({ lib, staging, Bloomfilter, BloomFilters, con
 
   log(`warming up ${cases.length} cases`);
   for (const c of cases) await measure(c, config.warmupMs);
+  const byId = new Map(cases.map((c) => [c.id, c]));
+  const groups = GROUPS.map((ids) => ids.filter((id) => byId.has(id)).map((id) => byId.get(id))).filter((g) => g.length > 0);
+  const grouped = new Set(groups.flat());
+  for (const c of cases) if (!grouped.has(c)) groups.push([c]);
   const info = {
     m,
     k,
@@ -371,9 +395,18 @@ export async function createBench({ lib, staging, Bloomfilter, BloomFilters, con
     ids: cases.map((c) => c.id),
     async round(r) {
       const out = {};
-      for (let j = 0; j < cases.length; j++) {
-        const c = cases[(j + r) % cases.length];
-        out[c.id] = await measure(c, c.id.startsWith('load.') ? config.loadMinMs : config.minMs);
+      for (let g = 0; g < groups.length; g++) {
+        const group = groups[(g + r) % groups.length];
+        const total = new Map(group.map((c) => [c, { ms: 0, ops: 0 }]));
+        for (let slice = 0; slice < SLICES; slice++) {
+          const order = (slice + r) % 2 === 0 ? group : [...group].reverse();
+          for (const c of order) {
+            const { ms, ops } = await measure(c, (c.id.startsWith('load.') ? config.loadMinMs : config.minMs) / SLICES);
+            total.get(c).ms += ms;
+            total.get(c).ops += ops;
+          }
+        }
+        for (const [c, { ms, ops }] of total) out[c.id] = (ms * 1e6) / ops;
       }
       out.sink = sink.value;
       return out;

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // npm run bench:browser  ->  node bench/browser.mjs [--quick] [--rounds N] [--min-ms MS] [--load-min-ms MS]
-//                            [--n KEYS] [--load-n KEYS] [--ttfa-reps N] [--no-diagnose] [--out FILE]
+//                            [--n KEYS] [--load-n KEYS] [--ttfa-reps N] [--no-diagnose] [--out FILE] [--json FILE]
 //
 // The Node benchmark's cases in headless Debian Chromium and in Node, in one
 // run: bloomgate beside the npm peers `bloomfilter` and `bloom-filters` loaded
@@ -39,7 +39,7 @@ export function parseArgs(argv) {
     n: 1_000_000,
     errorRate: 0.01,
     batch: 1000,
-    rounds: 7,
+    rounds: 9,
     minMs: 200,
     loadMinMs: 300,
     warmupMs: 100,
@@ -69,8 +69,9 @@ export function parseArgs(argv) {
     else if (arg === '--diagnose') config.diagnose = true;
     else if (arg === '--no-diagnose') config.diagnose = false;
     else if (arg === '--out') config.out = path.resolve(argv[++i]);
+    else if (arg === '--json') config.json = path.resolve(argv[++i]); // every round's raw figures
     else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node bench/browser.mjs [--quick] [--rounds N] [--min-ms MS] [--load-min-ms MS] [--n KEYS] [--load-n KEYS] [--ttfa-reps N] [--[no-]diagnose] [--out FILE]\n');
+      process.stdout.write('usage: node bench/browser.mjs [--quick] [--rounds N] [--min-ms MS] [--load-min-ms MS] [--n KEYS] [--load-n KEYS] [--ttfa-reps N] [--[no-]diagnose] [--out FILE] [--json FILE]\n');
       process.exit(0);
     } else throw new RangeError(`unknown option ${arg}`);
   }
@@ -138,8 +139,8 @@ document.documentElement.dataset.ready = 'yes';
 `;
 
 /**
- * Time to first answer, one fresh page each: the clock starts in the page's
- * first script (a classic script at the top of <head>) and stops at the answer.
+ * Time to first answer, one fresh page each (a new browser context): what the
+ * page does between its HTML arriving and the answer.
  */
 const FIRST_ANSWER = {
   fetch: {
@@ -338,6 +339,17 @@ function summarize(rounds) {
   return out;
 }
 
+/**
+ * The ratio of two cases as the median over rounds of their ratio within the
+ * round (both measured seconds apart, interleaved), and the ratio of their
+ * fastest rounds.
+ */
+function pairedRatio(stats, a, b) {
+  if (!stats[a] || !stats[b]) return { ratio: null, best: null };
+  const per = stats[a].samples.map((value, i) => value / stats[b].samples[i]);
+  return { ratio: median(per), best: stats[a].min / stats[b].min };
+}
+
 function renderReport({ config, machine, versions, node, chrome, firstAnswer, command }) {
   const out = [];
   const nodeV = (id, stat = 'median') => node.stats[id]?.[stat];
@@ -352,9 +364,10 @@ function renderReport({ config, machine, versions, node, chrome, firstAnswer, co
     `${config.n.toLocaleString('en-US')}, p = ${config.errorRate}; m = ${node.info.m.toLocaleString('en-US')} bits, k = ${node.info.k} (bloomfilter ${versions.bloomfilter}: ` +
     `m = ${node.info.bfM.toLocaleString('en-US')}, k = ${node.info.bfK}; bloom-filters ${versions.bloomFilters}: m = ${node.info.bfsM.toLocaleString('en-US')}, k = ${node.info.bfsK}, timed on ` +
     `${config.bfsSubset.toLocaleString('en-US')}-key subsets after ${config.bfsFill.toLocaleString('en-US')} inserts)`);
-  out.push(`- Method: ${config.rounds} rounds; each round runs every case once in Node (a child process) and then in one Chromium page, ` +
-    `in an order rotated by one per round, each measurement repeating whole passes for ≥ ${config.minMs} ms (loads ≥ ${config.loadMinMs} ms); ` +
-    `then ${config.ttfaReps} fresh Chromium pages per first-answer variant, interleaved. Median over rounds, and the fastest round beside it.`);
+  out.push(`- Method: ${config.rounds} rounds; each round runs every case in Node (a child process) and then in one Chromium page; ` +
+    'cases compared with each other run as a group, taking turns twice in alternating order, ' +
+    `each measurement repeating whole passes for ≥ ${config.minMs} ms a round (loads ≥ ${config.loadMinMs} ms), groups in an order rotated by one per round; ` +
+    `then ${config.ttfaReps} fresh Chromium pages per first-answer variant, interleaved. Times: median over rounds, and the fastest round beside it.`);
   out.push('');
 
   out.push('## Time per key (ns, median of rounds; lower is better)');
@@ -368,8 +381,8 @@ function renderReport({ config, machine, versions, node, chrome, firstAnswer, co
   for (const [label, id] of perKey) {
     rows.push([
       label,
-      fmtNs(nodeV(`bg.${id}`)), fmtNs(nodeV(`bf.${id}`)), fmtNs(nodeV(`bfs.${id}`)), fmtRatio(nodeV(`bg.${id}`) / nodeV(`bf.${id}`)),
-      fmtNs(chromeV(`bg.${id}`)), fmtNs(chromeV(`bf.${id}`)), fmtNs(chromeV(`bfs.${id}`)), fmtRatio(chromeV(`bg.${id}`) / chromeV(`bf.${id}`)),
+      fmtNs(nodeV(`bg.${id}`)), fmtNs(nodeV(`bf.${id}`)), fmtNs(nodeV(`bfs.${id}`)), fmtRatio(pairedRatio(node.stats, `bg.${id}`, `bf.${id}`).ratio),
+      fmtNs(chromeV(`bg.${id}`)), fmtNs(chromeV(`bf.${id}`)), fmtNs(chromeV(`bfs.${id}`)), fmtRatio(pairedRatio(chrome.stats, `bg.${id}`, `bf.${id}`).ratio),
     ]);
   }
   for (const [label, id] of [
@@ -399,9 +412,8 @@ function renderReport({ config, machine, versions, node, chrome, firstAnswer, co
     ['`crypto.subtle.digest(\'SHA-256\', bytes)` alone', null, 'load.subtle10M'],
   ].map(([label, a, b]) => {
     if (label.startsWith('→')) {
-      return [label,
-        fmtRatio(nodeV('load.url1MIntegrity') / nodeV('load.url1M')), fmtRatio(nodeV('load.url10MIntegrity') / nodeV('load.url10M')),
-        fmtRatio(chromeV('load.url1MIntegrity') / chromeV('load.url1M')), fmtRatio(chromeV('load.url10MIntegrity') / chromeV('load.url10M'))];
+      const integrity = (stats, size) => fmtRatio(pairedRatio(stats, `load.url${size}Integrity`, `load.url${size}`).ratio);
+      return [label, integrity(node.stats, '1M'), integrity(node.stats, '10M'), integrity(chrome.stats, '1M'), integrity(chrome.stats, '10M')];
     }
     const ms = (value) => fmtMs(value == null ? null : value / 1e6);
     return [label, a ? ms(nodeV(a)) : '–', b ? ms(nodeV(b)) : '–', a ? ms(chromeV(a)) : '–', b ? ms(chromeV(b)) : '–'];
@@ -420,10 +432,12 @@ function renderReport({ config, machine, versions, node, chrome, firstAnswer, co
     '(a preload may start before it). "Module runs" is when the page\'s module body starts, its imports done.');
   out.push('');
   const base = firstAnswer.fetch;
-  out.push(table(['page', 'median', 'fastest', '÷ plain fetch (medians)', '÷ plain fetch (fastest)', 'from its first script (median)', '÷ plain fetch', 'module runs (median)'],
+  out.push(table(['page', 'median', 'fastest', '÷ plain fetch (paired, median)', '÷ plain fetch (fastest)', 'from its first script (median)', '÷ plain fetch', 'module runs (median)'],
     Object.entries(firstAnswer).map(([variant, s]) => [FIRST_ANSWER[variant].label, fmtMs(s.median), fmtMs(s.min),
-      fmtRatio(s.median / base.median), fmtRatio(s.min / base.min), fmtMs(s.scriptMedian), fmtRatio(s.scriptMedian / base.scriptMedian),
-      fmtMs(s.moduleStartMedian)])));
+      fmtRatio(pairedRatio(firstAnswer, variant, 'fetch').ratio), fmtRatio(s.min / base.min), fmtMs(s.scriptMedian),
+      fmtRatio(s.scriptMedian / base.scriptMedian), fmtMs(s.moduleStartMedian)])));
+  out.push('');
+  out.push(`${firstAnswer.fetch.samples.length} pages of each; "paired" is the median of each page's time over the plain-fetch page opened next to it.`);
   out.push('');
 
   if (config.diagnose) {
@@ -446,8 +460,9 @@ function renderReport({ config, machine, versions, node, chrome, firstAnswer, co
   out.push(table(['Target', 'ratio (medians)', 'ratio (fastest rounds)', 'limit', 'result'],
     targets.map((t) => [t.name, fmtRatio(t.ratio), fmtRatio(t.best), `≤ ${fmtRatio(t.limit)}`, `**${t.result}**`])));
   out.push('');
-  out.push('The verdict uses the medians; the fastest rounds are the better estimate of the uncontended cost on a busy machine, ' +
-    'and a verdict that differs between the two columns is not settled by this run.');
+  out.push('"Medians" is the median over rounds of the ratio within each round (the two sides measured interleaved, seconds apart; ' +
+    'for first answers, over pairs of pages opened one after the other): the verdict. The fastest rounds are the better estimate of ' +
+    'the uncontended cost on a busy machine; a verdict that differs between the two columns is not settled by this run.');
   out.push('');
   out.push(`Check: ${node.sink} / ${chrome.sink} (answers counted so no engine drops the work); ` +
     `false-positive rate ${(node.info.fpRate * 100).toFixed(3)} % (Node) and ${(chrome.info.fpRate * 100).toFixed(3)} % (Chromium), bloomfilter ${(node.info.bfFpRate * 100).toFixed(3)} %.`);
@@ -458,8 +473,7 @@ function renderReport({ config, machine, versions, node, chrome, firstAnswer, co
 function targetsFor(node, chrome, firstAnswer) {
   const targets = [];
   const add = (name, stats, a, b, limit) => {
-    const ratio = stats[a] && stats[b] ? stats[a].median / stats[b].median : null;
-    const best = stats[a] && stats[b] ? stats[a].min / stats[b].min : null;
+    const { ratio, best } = pairedRatio(stats, a, b);
     targets.push({ name, ratio, best, limit, result: ratio == null ? 'SKIP' : ratio <= limit ? 'PASS' : 'FAIL' });
   };
   for (const [runtime, stats, limit] of [['Chromium', chrome.stats, 0.6], ['Node', node.stats, 0.7]]) {
@@ -559,6 +573,7 @@ async function main() {
     });
     mkdirSync(path.dirname(config.out), { recursive: true });
     writeFileSync(config.out, text);
+    if (config.json) writeFileSync(config.json, JSON.stringify({ machine, node: nodeRounds, chromium: chromeRounds, firstAnswers }, null, 1));
     process.stdout.write(text);
     log(`done in ${((Date.now() - t0) / 1000).toFixed(0)} s; wrote ${path.relative(process.cwd(), config.out)}`);
   } finally {

@@ -168,5 +168,8 @@ export function renderReport(r) {
   if (r.native.status !== 'ok') out.push(`Native C core: ${r.native.reason}.`);
   out.push(`Checksum of all answers (keeps the work observable): ${r.sink}.`);
   out.push('');
+  out.push('The same cases in headless Chromium beside Node, with loads from 127.0.0.1 and the time to first answer in a ' +
+    'fresh page: `npm run bench:browser` (bench/README.md, bench/browser.mjs).');
+  out.push('');
   return out.join('\n');
 }

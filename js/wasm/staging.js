@@ -7,9 +7,9 @@ import { ex, HEAPU8, HEAPU32, freePtr, mallocOrThrow, onAttach, onMemoryGrowth }
 
 // ASCII strings up to asciiLoopMax UTF-16 units are copied by a charCodeAt loop
 // (a unit >= 0x80 hands the key to encodeInto), longer ones by encodeInto. The
-// loop costs ~2-4 ns a character in V8; an encodeInto call ~40 ns in Node but
-// ~300-450 ns in Chromium (a Web IDL call allocating { read, written }): the loop
-// wins up to ~16-20 characters in Node, ~130-190 in Chromium (npm run
+// loop costs ~2-4 ns a character in V8; an encodeInto call ~40-60 ns in Node but
+// ~250-450 ns in Chromium (a Web IDL call allocating { read, written }): the loop
+// wins up to ~16-20 characters in Node and ~130 in Chromium (npm run
 // bench:browser). Chosen per runtime at load, not timed at start-up (the loop is
 // not optimised yet, browser clocks are coarse). Deno and Bun present as Node.
 export const NODE_ASCII_LOOP_MAX = 16;
