@@ -186,7 +186,7 @@ export function releaseKey() {
 function newArena(capacity) {
   const offsets = mallocOrThrow((BATCH_KEYS + 1) * 4);
   let results = 0;
-  let items = 0;
+  let items;
   try {
     results = mallocOrThrow(BATCH_KEYS);
     items = mallocOrThrow(capacity);
