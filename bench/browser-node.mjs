@@ -32,6 +32,6 @@ process.on('message', async (message) => {
       process.disconnect();
     }
   } catch (error) {
-    reply({ error: String(error?.stack ?? error) });
+    reply({ error: `${error?.stack ?? error}${error?.cause ? `\ncause: ${error.cause?.stack ?? error.cause}` : ''}` });
   }
 });

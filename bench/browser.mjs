@@ -224,6 +224,9 @@ export async function startServer({ peers, filters }) {
     });
     res.end(body);
   });
+  // Rounds of one runtime are tens of seconds apart: keep idle connections open
+  // past that, so no client reuses one the server is closing.
+  server.keepAliveTimeout = 120_000;
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', resolve);
