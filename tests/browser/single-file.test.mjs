@@ -208,7 +208,8 @@ describe("'bloomgate/bundle': one file, imported by path", {
     }
   });
 
-  it('Node imports the same file by path and answers from bytes', async () => {
+  it("Node imports the same file by path and answers from bytes; package.json exports it as 'bloomgate/bundle'", async () => {
+    assert.equal(import.meta.resolve('bloomgate/bundle'), pathToFileURL(BUNDLE).href);
     const { BloomFilter, loadFilter } = await import(pathToFileURL(BUNDLE).href);
     const filter = await loadFilter(filterBytes);
     // eslint-disable-next-line no-eval -- the page's report function, run from its source as the page runs it
