@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * filter.js — BloomFilter (every kind of the family) and sizeFor().
  *
@@ -18,10 +19,11 @@ const LN2_SQUARED = 0.48045301391820144; // src/sizing.c's 0.4804530139182014246
 const { MAX_CAPACITY, MAX_BITS, URL_MAX_EXPRESSIONS } = wasm;
 
 // 'fuse' is not a kind of its own: it picks fuse8 or fuse16 from errorRate (parseKind).
-const KINDS = KIND_IDS;
-const STATIC_KINDS = STATIC_KIND_IDS;
-const CLASSIC_SIZED = CLASSIC_SIZED_KIND_IDS;
-const KEY_ENCODINGS = KEY_ENCODING_IDS;
+// Looked up by any name and id: the options hold whatever the caller passed.
+const KINDS = /** @type {Map<string, number>} */ (KIND_IDS);
+const STATIC_KINDS = /** @type {Set<number>} */ (STATIC_KIND_IDS);
+const CLASSIC_SIZED = /** @type {Set<number>} */ (CLASSIC_SIZED_KIND_IDS);
+const KEY_ENCODINGS = /** @type {Map<string, number>} */ (KEY_ENCODING_IDS);
 const URL_ENCODING = KEY_ENCODINGS.get('url');
 
 const textEncoder = new TextEncoder();
@@ -92,7 +94,7 @@ function parseKind(kind, errorRate) {
   if (kind === undefined) return 1;
   if (typeof kind !== 'string') throw new TypeError(`kind must be a string, got ${describe(kind)}`);
   // A fuse filter's rate is fixed by its fingerprint: 2^-8 (0.39%) or 2^-16 (0.0015%).
-  if (kind === 'fuse') return KINDS.get(errorRate >= 2 ** -8 ? 'fuse8' : 'fuse16');
+  if (kind === 'fuse') return /** @type {number} */ (KINDS.get(errorRate >= 2 ** -8 ? 'fuse8' : 'fuse16')); // both in the table
   const value = KINDS.get(kind);
   if (value === undefined) {
     throw new BloomgateError('E_KIND', `unknown or unsupported filter kind '${kind}' (supported: ${[...KINDS.keys()].join(', ')})`);
@@ -251,7 +253,8 @@ const registry = typeof FinalizationRegistry === 'function'
 /** A filter of any kind (classic, blocked, fuse8/16, counting, scalable, cuckoo) living in wasm memory. */
 export class BloomFilter {
   #handle;
-  #identity = null; // { kind, keyEncoding }, read once
+  /** @type {{ kind: string, keyEncoding: string, listId: string, generation: number } | null} read once */
+  #identity = null;
 
   /** @private use BloomFilter.create(), BloomFilter.from() or loadFilter() */
   constructor(token, ptr, unsealed = false) {
@@ -427,7 +430,7 @@ export class BloomFilter {
   clear() {
     wasm.filterClear(this.#handle.ptrOrThrow());
     // A cleared static kind collects keys again.
-    if (STATIC_KINDS.has(KINDS.get(this.kind))) this.#handle.unsealed = true;
+    if (STATIC_KINDS.has(/** @type {number} */ (KINDS.get(this.kind)))) this.#handle.unsealed = true; // a live filter's kind is known
   }
 
   /**
@@ -511,10 +514,6 @@ if (typeof Symbol.dispose === 'symbol') {
 }
 
 /**
- * Wrap a filter pointer the core just produced (load.js).
- * @internal
- */
-/**
  * The expressions of a URL (host already ASCII) that a url filter might hold,
  * most specific first, each with its SHA-256 key: [{ expression, digest }].
  * A BloomFilter answers in one call into the core (as does a wrapper whose
@@ -543,6 +542,13 @@ export function serializeTo(filter, write, overrides) {
   return filter[SERIALIZE_TO](write, overrides);
 }
 
+/**
+ * Wrap a filter pointer the core just produced (load.js).
+ * @internal
+ * @param {number} ptr
+ * @returns {BloomFilter}
+ */
 export function wrapFilterPointer(ptr) {
-  return new BloomFilter(INTERNAL, ptr);
+  // The constructor is @private to the checker: this is the way in from outside the class.
+  return new (/** @type {new (token: symbol, ptr: number) => BloomFilter} */ (/** @type {unknown} */ (BloomFilter)))(INTERNAL, ptr);
 }

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * bloomgate — Bloom filters in WebAssembly for local "definitely not / maybe"
  * checks. See index.d.ts for the documented API.

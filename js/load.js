@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * load.js — loadFilter(): bytes or a download become a filter.
  *
@@ -39,6 +40,7 @@ function noop() {}
 
 // The package's entries (js/entry.js) hand over the `#local-file` reader they import
 // statically, so a bundle holds it in its one chunk; js/index.js alone imports it on use.
+/** @type {((location: string | URL) => Promise<Response | null>) | null} */
 let localFileOpener = null;
 
 /** @param {(location: string | URL) => Promise<Response | null>} openLocalFile */
@@ -46,6 +48,10 @@ export function registerLocalFileOpener(openLocalFile) {
   localFileOpener = openLocalFile;
 }
 
+/**
+ * A Response, or an object that behaves as one (a polyfill's).
+ * @returns {value is Response}
+ */
 function isResponse(value) {
   return (typeof Response === 'function' && value instanceof Response) ||
     (value !== null && typeof value === 'object' && typeof value.arrayBuffer === 'function' &&
@@ -198,7 +204,7 @@ class StreamingLoad {
   learnLength() {
     const { rc, header } = this.buffer.peekHeader();
     if (rc < 0) throw wasm.statusError(rc);
-    this.total = header.fileLength;
+    this.total = /** @type {NonNullable<typeof header>} */ (header).fileLength; // set when rc >= 0
     const declared = this.contentLength;
     if (declared >= 0 && declared !== this.total) {
       throw new BloomgateError(declared < this.total ? 'E_TRUNCATED' : 'E_TRAILING',
@@ -259,7 +265,7 @@ async function fromResponse(response, label, expected, onProgress, signal, maxBy
   if (!response.ok) {
     if (response.body && typeof response.body.cancel === 'function') response.body.cancel().catch(noop);
     const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
-    const error = new BloomgateError('E_FETCH', `HTTP ${status} while fetching ${label}`);
+    const error = /** @type {BloomgateError & { status?: number }} */ (new BloomgateError('E_FETCH', `HTTP ${status} while fetching ${label}`));
     error.status = response.status;
     throw error;
   }
@@ -311,6 +317,7 @@ async function fromBytes(bytes, expected, onProgress, maxBytes) {
   }
   if (expected !== null && useSubtle) checkDigest(new Uint8Array(await subtle.digest('SHA-256', bytes)), expected);
   const buffer = new wasm.WasmBuffer(bytes.length);
+  /** @type {wasm.Sha256 | null} */
   let sha = null;
   try {
     buffer.append(bytes);

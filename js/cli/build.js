@@ -1,3 +1,4 @@
+// @ts-check
 // `bloomgate build`: lines or a HIBP dump in, a .bgf file out.
 //
 // Memory stays near m/8 bytes whatever the input size: the input is streamed
@@ -25,6 +26,7 @@ import { fileIdentity, refuseToOverwrite, sameFile } from './overwrite.js';
 // The core's kinds (BG_KIND_LIST), with 'fuse' (fuse8 or fuse16 by the error rate) before its two widths.
 export const KINDS = [...[...KIND_IDS.keys()].flatMap((name) => (name === 'fuse8' ? ['fuse', name] : [name])), 'smallest'];
 
+/** @satisfies {import('node:util').ParseArgsOptionsConfig} */
 const OPTIONS = {
   output: { type: 'string', short: 'o' },
   store: { type: 'string' },
@@ -42,7 +44,7 @@ const OPTIONS = {
   'skip-invalid': { type: 'boolean' },
   progress: { type: 'boolean' },
   quiet: { type: 'boolean', short: 'q' },
-  ...SHARD_OPTIONS,
+  ...(/** @type {{ [name in keyof typeof SHARD_OPTIONS]: { type: 'string' } }} */ (SHARD_OPTIONS)),
 };
 
 export const DEFAULT_ERROR_RATE = 0.01;
@@ -52,7 +54,7 @@ export const DEFAULT_MIN_COUNT = 1;
 /** Options of `build`, validated; throws a usage error (exit 64) otherwise. */
 export function buildOptions(argv) {
   const { values, positionals } = parseCommandArgs('build', argv, OPTIONS);
-  if (values.help) return { help: true };
+  if (values.help) return { help: /** @type {const} */ (true) };
   if (positionals.length > 1) throw usageError(`build reads one input, got ${positionals.length}: ${positionals.join(' ')} (see 'bloomgate build --help')`);
   if (values.output === undefined || values.output === '') throw usageError("missing -o/--output FILE (see 'bloomgate build --help')");
   const format = parseChoice('format', values.format ?? 'lines', FORMATS);
@@ -92,8 +94,17 @@ export function buildOptions(argv) {
   };
 }
 
+/**
+ * A build's options: buildOptions() without --help, and what run() learns on
+ * the way (how many files a directory input holds, a urls line's key).
+ * @typedef {Exclude<ReturnType<typeof buildOptions>, { help: true }> & {
+ *   directoryFiles?: number, urlKey?: (text: string) => Uint8Array }} BuildOptions
+ */
+/** @typedef {import('./input.js').InputSource} InputSource */
+/** @typedef {import('./input.js').DirectoryInput} DirectoryInput */
+
 export async function run(argv) {
-  const options = buildOptions(argv);
+  const options = /** @type {BuildOptions | { help: true }} */ (buildOptions(argv));
   if (options.help) {
     process.stdout.write(COMMAND_HELP.build);
     return EXIT.OK;
@@ -103,7 +114,7 @@ export async function run(argv) {
   const { init } = await import('../wasm/index.js');
   if (options.like !== undefined) await likePrevious(BloomFilter, options);
   const progress = new Progress({ enabled: options.progress });
-  const input = await openInput(options.input, { directories: options.format === 'hibp' });
+  const input = /** @type {(InputSource & { isDirectory?: undefined }) | DirectoryInput} */ (await openInput(options.input, { directories: options.format === 'hibp' }));
   if (input.isDirectory) options.directoryFiles = input.fileCount;
   try {
     refuseToOverwriteInput(input, options);
@@ -114,7 +125,9 @@ export async function run(argv) {
   let output;
   let storeOutput;
   let filter;
+  /** @type {{ bytes: number, records: number } | null} */
   let storeSummary = null;
+  /** @type {StoreWriter | null} */
   let storeWriter = null;
   try {
     output = await AtomicOutput.create(options.output);
@@ -124,12 +137,13 @@ export async function run(argv) {
       options.urlKey = await urlKeyFunction();
     }
     let capacity = options.capacity;
+    /** @type {RecordReader | null} */
     let counted = null;
     let countAfter = false; // a fuse filter in one pass: its capacity is the count, set at the end
     if (capacity === undefined) {
       if (!input.rereadable) {
         progress.start('reading', undefined);
-        await input.bufferAll((bytes) => progress.update(bytes, 0));
+        await /** @type {InputSource} */ (input).bufferAll((bytes) => progress.update(bytes, 0)); // a directory is rereadable
       }
       const bound = onePassFuseBound(input, options);
       if (bound > 0) {
@@ -216,6 +230,8 @@ export async function run(argv) {
   }
 }
 
+/** @typedef {{ kind: string, bits: number }} SmallestChoice a kind --kind smallest weighed, and its bits per key */
+
 // Kinds --kind smallest weighs: the others are never smaller (blocked trades bits for speed,
 // counting keeps 4-bit counters, scalable is classic plus growth).
 const SMALLEST_CANDIDATES = ['classic', 'cuckoo', 'fuse8', 'fuse16'];
@@ -231,12 +247,13 @@ const SMALLEST_PROBE = 1_000_000;
  */
 async function smallestKind(BloomFilter, options, capacity) {
   const n = Math.min(capacity, SMALLEST_PROBE);
+  /** @type {SmallestChoice | null} */
   let best = null;
   for (const kind of SMALLEST_CANDIDATES) {
     let filter;
     try {
       filter = await BloomFilter.create({ capacity: n, errorRate: options.errorRate, kind, keyEncoding: FORMAT_ENCODING[options.format] });
-    } catch (error) {
+    } catch (/** @type {any} */ error) {
       if (error?.code === 'E_RANGE') continue; // cannot meet this rate
       throw error;
     }
@@ -248,8 +265,9 @@ async function smallestKind(BloomFilter, options, capacity) {
       filter.free();
     }
   }
-  if (!options.quiet) process.stderr.write(`--kind smallest: ${best.kind} (${best.bits.toFixed(2)} bits per key at error rate ${options.errorRate})\n`);
-  return best.kind;
+  // best is set: classic is never refused with E_RANGE (what it cannot size throws another error, which propagates).
+  if (!options.quiet) process.stderr.write(`--kind smallest: ${/** @type {SmallestChoice} */ (best).kind} (${/** @type {SmallestChoice} */ (best).bits.toFixed(2)} bits per key at error rate ${options.errorRate})\n`);
+  return /** @type {SmallestChoice} */ (best).kind;
 }
 
 /** n distinct 8-byte keys (little-endian 0 .. n-1) as packed keys. */
@@ -308,7 +326,7 @@ async function likePrevious(BloomFilter, options) {
  * directory, a file inside it. Nor may -o and --store name one file.
  */
 function refuseToOverwriteInput(input, options) {
-  const outputs = [['-o', options.output], ['--store', options.store]].filter(([, path]) => path !== undefined);
+  const outputs = /** @type {[flag: string, path: string][]} */ ([['-o', options.output], ['--store', options.store]].filter(([, path]) => path !== undefined));
   const source = input.stat && (input.stat.isFile() || input.stat.isDirectory()) ? input.stat : null;
   const described = input.label === 'stdin' ? 'the input (stdin)' : `the input ${quote(input.path)}`;
   if (source) refuseToOverwrite(outputs, [{ path: input.path, stat: source, described }]);
@@ -432,7 +450,7 @@ async function createFilter(BloomFilter, options, capacity, metadata, keyEncodin
   const { sizeFor } = await import('../filter.js');
   try {
     return await BloomFilter.create(filterSettings(options, capacity, metadata, keyEncoding));
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     // The sizes come from the user's numbers: out of range is a usage error (64); a size past
     // the format's limits is E_TOO_LARGE, exit 65 as in every command.
     if (error?.code === 'E_RANGE' || error?.code === 'E_TOO_LARGE' || error instanceof RangeError) {
@@ -464,7 +482,7 @@ async function withMetadata(BloomFilter, filter, options, capacity, metadata) {
   let target;
   try {
     target = await BloomFilter.create(filterSettings(options, capacity, metadata));
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     if (error?.code === 'E_NOMEM') return filter;
     throw error;
   }

@@ -1,3 +1,4 @@
+// @ts-check
 // Help texts: `bloomgate --help` and `bloomgate <command> --help`.
 
 export const EXIT_CODES_TEXT = `Exit codes:

@@ -1,3 +1,4 @@
+// @ts-check
 // Command dispatch and the single place where failures become exit codes.
 import { readFileSync } from 'node:fs';
 import { COMMAND_HELP, MAIN_HELP } from './help.js';

@@ -1,3 +1,4 @@
+// @ts-check
 // What an input line means, per --format:
 //   lines  every non-empty line is an item; its bytes are the key (UTF-8 as typed)
 //   hibp   `SHA1HEX:COUNT` (Have I Been Pwned dump); the key is the 20 decoded bytes
@@ -9,7 +10,10 @@ import { CliError, EXIT, inputError } from './errors.js';
 import { excerpt, MAX_LINE_BYTES } from './lines.js';
 
 export const FORMATS = ['lines', 'hibp', 'urls'];
-/** The key encoding a format's filters use. */
+/**
+ * The key encoding a format's filters use.
+ * @type {{ lines: 'utf8', hibp: 'sha1', urls: 'url' }}
+ */
 export const KEY_ENCODING = { lines: 'utf8', hibp: 'sha1', urls: 'url' };
 /** Formats whose keys are hashes an exact store (.bgs) can hold. */
 export const STORE_HASH = { hibp: 'sha1', urls: 'sha256' };
@@ -106,10 +110,10 @@ function decodeHex35(view, at, prefix, keys, to) {
 
 export class RecordReader {
   /**
-   * @param {'lines'|'hibp'} format
-   * @param {{ minCount: number, skipInvalid: boolean, onKey: (key: Uint8Array, count: number) => void,
-   *   onKeys?: (keys: Uint8Array, counts: Float64Array, n: number) => void,
-   *   urlKey?: (url: string) => Uint8Array }} options
+   * @param {'lines'|'hibp'|'urls'} format
+   * @param {{ minCount?: number, skipInvalid?: boolean, onKey?: ((key: Uint8Array, count: number) => void) | null,
+   *   onKeys?: ((keys: Uint8Array, counts: Float64Array, n: number) => void) | null,
+   *   urlKey?: ((url: string) => Uint8Array) | null }} options
    *   onKey receives each key to insert (a view valid only during the call) and
    *   its count (1 outside hibp); null when only counting. urlKey turns a urls
    *   line into its key, throwing E_URL for a URL that cannot be canonicalized.
@@ -267,8 +271,8 @@ export class RecordReader {
     }
     let key;
     try {
-      key = this.urlKey(utf8.decode(buffer.subarray(start, end)));
-    } catch (error) {
+      key = /** @type {(url: string) => Uint8Array} */ (this.urlKey)(utf8.decode(buffer.subarray(start, end))); // urls readers get one
+    } catch (/** @type {any} */ error) {
       if (error instanceof TypeError || error?.code === 'E_URL') {
         return this.#reject(lineNumber, `not a URL or expression: ${excerpt(buffer, start, end, false)}`);
       }

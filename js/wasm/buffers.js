@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * buffers.js — byte buffers in wasm memory and the digests computed over
  * them: WasmBuffer (what a streaming load fills chunk by chunk, checksummed as

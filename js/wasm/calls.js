@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * calls.js — thin calls into the core: stage the arguments, call once,
  * read the results, release. One function per verb of the filter API, plus
@@ -216,7 +217,7 @@ function restampChecksum(head, headLength, payload, payloadLength) {
     if (payloadLength > 0) ex.bg_file_hasher_update(hasher, payload, payloadLength);
     const digest = miscPtr + MISC_HASH;
     ex.bgw_file_hasher_digest(hasher, digest);
-    HEAPU8.copyWithin(head + headerField('checksum').offset, digest, digest + 8);
+    HEAPU8.copyWithin(head + /** @type {{ offset: number }} */ (headerField('checksum')).offset, digest, digest + 8); // every header has one
   } finally {
     ex.bg_file_hasher_free(hasher);
   }
@@ -342,6 +343,7 @@ function canonicalizeStaged(len) {
 /** Safe Browsing canonical form of a URL string (the host must already be ASCII). */
 export function urlCanonicalize(url) {
   const len = stageKey(url, 'url');
+  /** @type {{ ptr: number, length: number } | null} */
   let canonical = null;
   try {
     canonical = canonicalizeStaged(len);

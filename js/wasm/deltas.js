@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * deltas.js — .bgd delta files (src/delta.c): what a delta says about
  * itself, encoding the change between two generations, and applying one.

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * js/wasm/ — the WebAssembly boundary, the only code that touches the
  * module's exports and memory. One job per file:

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * module.js — instantiating bloomgate.wasm and the state every boundary file
  * shares: the exports (`ex`), the memory views, the status-code table, and
@@ -19,8 +20,20 @@
 import { BloomgateError, instantiationError, looksLikeWasm, moduleFetchError, notWasmError } from '../errors.js';
 import { EXPORTS, STATUSES } from './contract.js';
 
-/** The instance's exports once ready, else null. */
-export let ex = null;
+/**
+ * What the module exports: every function takes and returns i32/f64, so all
+ * are numbers in and a number out (wasm/exports.txt lists the names).
+ * @typedef {(...args: number[]) => number} ExportFunction
+ * @typedef {{ [name: string]: ExportFunction } & { memory: WebAssembly.Memory }} WasmExports
+ */
+
+/**
+ * The instance's exports once ready, else null. Typed as set: every caller in
+ * js/wasm/ runs after ready() (isReady() is the one test for null).
+ * @type {WasmExports}
+ */
+export let ex = /** @type {any} */ (null);
+/** @type {WebAssembly.Memory | null} */
 let memory = null;
 /** Views of wasm memory, rebuilt whenever it grows. */
 export let HEAPU8 = new Uint8Array(0);
@@ -28,8 +41,11 @@ export let HEAPU32 = new Uint32Array(0);
 export let HEAPF64 = new Float64Array(0);
 /** A fixed block for out-parameters (layout in MISC_*), allocated at instantiation. */
 export let miscPtr = 0;
+/** @type {Promise<void> | null} */
 let readyPromise = null;
+/** @type {Array<() => void>} */
 const growthListeners = [];
+/** @type {Array<() => void>} */
 const attachListeners = [];
 
 export const MISC_SIZE = 2048;
@@ -43,18 +59,24 @@ export const MISC_OFFSETS = 640; // 31 x u32 (URL expressions)
 export const MISC_URL_MATCH = 768; // bg_url_match (URL_MATCH.size bytes)
 export const MISC_PARTS = 1920; // 3 x u32: head length, payload pointer, payload length
 
-/** Run fn after every memory growth (views that files keep of their own). */
+/**
+ * Run fn after every memory growth (views that files keep of their own).
+ * @param {() => void} fn
+ */
 export function onMemoryGrowth(fn) {
   growthListeners.push(fn);
 }
 
-/** Run fn once the module is attached, before init() resolves (buffers a file allocates up front). */
+/**
+ * Run fn once the module is attached, before init() resolves (buffers a file allocates up front).
+ * @param {() => void} fn
+ */
 export function onAttach(fn) {
   attachListeners.push(fn);
 }
 
 function refreshViews() {
-  const buffer = memory.buffer;
+  const buffer = /** @type {WebAssembly.Memory} */ (memory).buffer; // set before the first call (attach)
   HEAPU8 = new Uint8Array(buffer);
   HEAPU32 = new Uint32Array(buffer);
   HEAPF64 = new Float64Array(buffer);
@@ -107,6 +129,7 @@ export function isReady() {
 // The package's entries (js/entry.js) hand over the `#wasm-bytes` loader they import
 // statically, so a bundle holds it in its one chunk (rollup's output.file refuses a
 // dynamic import that would need a chunk of its own).
+/** @type {((location?: string | URL) => Promise<any>) | null} */
 let wasmLoader = null;
 
 /** @param {(location?: string | URL) => Promise<any>} loadWasmBytes */
@@ -152,7 +175,7 @@ async function instantiate(source) {
     (typeof SharedArrayBuffer === 'function' && source instanceof SharedArrayBuffer)) {
     // Bytes before Response: in Node the first touch of the global Response loads its fetch
     // implementation (~10 ms of every CLI run), and Node's own module source is bytes.
-    ({ instance } = await WebAssembly.instantiate(source, imports));
+    ({ instance } = await WebAssembly.instantiate(/** @type {BufferSource} */ (source), imports));
   } else if (isResponse(source)) {
     if (!source.ok) throw moduleFetchError(source.url || 'the response given to init()', `HTTP ${source.status}`);
     const type = source.headers.get('content-type') || '';
@@ -169,8 +192,9 @@ async function instantiate(source) {
   attach(instance);
 }
 
+/** @param {WebAssembly.Instance} instance */
 function attach(instance) {
-  const exports = instance.exports;
+  const exports = /** @type {WasmExports} */ (instance.exports); // every name is checked below
   for (const name of ['memory', ...EXPORTS]) {
     if (!(name in exports)) throw new TypeError(`not a bloomgate module: export '${name}' is missing`);
   }
@@ -183,7 +207,7 @@ function attach(instance) {
     for (const fn of attachListeners) fn();
     refreshViews();
   } catch (error) {
-    ex = null;
+    ex = /** @type {any} */ (null); // not ready after all
     throw error;
   }
 }

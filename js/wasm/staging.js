@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * staging.js — putting keys into wasm memory: one scratch buffer stages single
  * keys (short ASCII strings are written straight into it), one arena stages
@@ -49,8 +50,8 @@ let scratchCap = 0;
 let scratchView = HEAPU8; // HEAPU8.subarray(scratchPtr, scratchPtr + scratchCap)
 /** Where stageKey() left the key: scratchPtr, or a temporary buffer (releaseKey frees it). */
 export let keyPtr = 0;
-/** Batch staging: { items, cap, offsets, results }. */
-export let arena = null;
+/** @type {{ items: number, cap: number, offsets: number, results: number }} Batch staging, set at attach (typed as set). */
+export let arena = /** @type {any} */ (null);
 
 onMemoryGrowth(() => {
   scratchView = HEAPU8.subarray(scratchPtr, scratchPtr + scratchCap);
@@ -238,8 +239,7 @@ export function stageInPieces(bytes, piece, onPiece) {
 /* Batches                                                                   */
 /* ------------------------------------------------------------------------ */
 
-// Cleared when a chunk of strings turns out not to be ASCII, so the rest of the
-// batch skips the join attempt.
+// Cleared when a chunk of strings turns out not to be ASCII, so the rest of the batch skips the join attempt.
 let joinedAsciiLikely = true;
 
 /**
