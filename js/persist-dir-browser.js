@@ -1,5 +1,4 @@
 // @ts-check
-// @ts-check
 /**
  * persist-dir-browser.js — outside Node there are no directories to keep a
  * filter in (package.json maps `#persist-dir` here for every non-Node
