@@ -350,19 +350,29 @@ size_t bg_filter_serialized_size(const bg_filter *f) {
   return (size_t)(bg__payload_offset(f->metadata_length) + f->ops->payload_size(f->state));
 }
 
-BG_COLD bg_status bg_filter_serialize(const bg_filter *f, uint8_t *dst, size_t dst_capacity, size_t *written) {
-  BG_RETURN_IF(!f || !dst, BG_E_ARG);
+/* The header a serialization writes; BG_E_UNSUPPORTED for a static kind (fuse) not sealed yet, which has no payload. */
+BG_COLD static bg_status serialized_header(const bg_filter *f, bg_header *h) {
   bg_kind_info kind_info;
   f->ops->describe(f->state, f->count, &kind_info);
-  bg_header h;
-  filter_header(f, &kind_info, &h);
-  /* A static kind (fuse) has no payload until it is sealed. */
-  BG_RETURN_IF(h.payload_length == 0, BG_E_UNSUPPORTED);
-  BG_RETURN_IF(dst_capacity < h.file_length, BG_E_BUFFER);
-  bg__header_write(&h, dst);
+  filter_header(f, &kind_info, h);
+  return h->payload_length == 0 ? BG_E_UNSUPPORTED : BG_OK;
+}
+
+/* The file's head, [0, payload_offset): the header (checksum still zero), the metadata, zero padding. */
+BG_COLD static void write_head(const bg_filter *f, const bg_header *h, uint8_t *dst) {
+  bg__header_write(h, dst);
   if (f->metadata_length) memcpy(dst + BG_HEADER_SIZE, f->metadata, f->metadata_length);
   memset(dst + BG_HEADER_SIZE + f->metadata_length, 0,
-         (size_t)(h.payload_offset - BG_HEADER_SIZE - f->metadata_length));
+         (size_t)(h->payload_offset - BG_HEADER_SIZE - f->metadata_length));
+}
+
+BG_COLD bg_status bg_filter_serialize(const bg_filter *f, uint8_t *dst, size_t dst_capacity, size_t *written) {
+  BG_RETURN_IF(!f || !dst, BG_E_ARG);
+  bg_header h;
+  bg_status rc = serialized_header(f, &h);
+  if (rc != BG_OK) return rc;
+  BG_RETURN_IF(dst_capacity < h.file_length, BG_E_BUFFER);
+  write_head(f, &h, dst);
   f->ops->write_payload(f->state, dst + h.payload_offset);
   bg__file_seal(dst, (size_t)h.file_length);
   if (written) *written = (size_t)h.file_length;
@@ -374,17 +384,12 @@ BG_COLD bg_status bg_filter_serialize_parts(const bg_filter *f, uint8_t *head, s
                                             size_t *payload_length) {
   BG_RETURN_IF(!f || !head_length || !payload || !payload_length || (!head && head_capacity), BG_E_ARG);
   BG_RETURN_IF(!f->ops->payload_view, BG_E_UNSUPPORTED);
-  bg_kind_info kind_info;
-  f->ops->describe(f->state, f->count, &kind_info);
   bg_header h;
-  filter_header(f, &kind_info, &h);
-  BG_RETURN_IF(h.payload_length == 0, BG_E_UNSUPPORTED);
+  bg_status rc = serialized_header(f, &h);
+  if (rc != BG_OK) return rc;
   *head_length = (size_t)h.payload_offset;
   BG_RETURN_IF(head_capacity < h.payload_offset, BG_E_BUFFER);
-  bg__header_write(&h, head);
-  if (f->metadata_length) memcpy(head + BG_HEADER_SIZE, f->metadata, f->metadata_length);
-  memset(head + BG_HEADER_SIZE + f->metadata_length, 0,
-         (size_t)(h.payload_offset - BG_HEADER_SIZE - f->metadata_length));
+  write_head(f, &h, head);
   *payload = f->ops->payload_view(f->state);
   *payload_length = (size_t)h.payload_length;
   bg__file_seal_parts(head, *head_length, *payload, *payload_length);
