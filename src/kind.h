@@ -41,7 +41,7 @@ typedef struct bg_kind_ops {
   void (*destroy)(void *state);
   void (*clear)(void *state);
 
-  /* One hashed key. add may fail (E_FULL, E_UNSUPPORTED after sealing a static kind). */
+  /* One hashed key. add may fail (E_FULL, E_STATIC after sealing a static kind). */
   bg_status (*add)(void *state, bg_hash_pair hash);
   /* 1 maybe, 0 definitely not, negative status (E_UNSUPPORTED when a static kind is not sealed). */
   int (*contains)(const void *state, bg_hash_pair hash);
