@@ -58,6 +58,19 @@ static void put_reader_field(const char *name, const char *type, int *slot, int 
   }
 }
 
+/* A reader function of a flattened struct: its doc line and opening, then (end_reader) its size constants. */
+static void begin_reader(const char *doc, const char *function, int *slot, int *byte) {
+  printf("/** %s */\n", doc);
+  printf("export function %s(f, at, b, bAt) {\n  return {\n", function);
+  *slot = 0;
+  *byte = 0;
+}
+
+static void end_reader(const char *prefix, int slot, int byte) {
+  printf("  };\n}\n");
+  printf("export const %s_SLOTS = %d;\nexport const %s_BYTES = %d;\n\n", prefix, slot, prefix, byte);
+}
+
 static int print_exports(const char *path) {
   FILE *file = fopen(path, "r");
   if (!file) {
@@ -149,40 +162,29 @@ int main(int argc, char **argv) {
   /* Readers of the flattened structs (src/contract.h): u64 fields are two u32 halves. */
   printf(
       "const u64 = (lo, hi) => (hi < 0x200000 ? hi * 0x100000000 + lo : (BigInt(hi) << 32n) | BigInt(lo));\n\n");
-  int slot = 0, byte = 0;
-  printf(
-      "/** bg_header as bgw_header_peek / bgw_file_validate flatten it: f[at...] numbers, b[bAt...] bytes. */\n");
-  printf("export function readHeader(f, at, b, bAt) {\n  return {\n");
+  int slot, byte;
+  begin_reader(
+      "bg_header as bgw_header_peek / bgw_file_validate flatten it: f[at...] numbers, b[bAt...] bytes.",
+      "readHeader", &slot, &byte);
 #define READ_FIELD_MEMBER(name, type, size) \
   put_reader_field(#name, #type, &slot, &byte, strcmp(#type, "bytes") == 0 ? (size) : 0);
 #define READ_FIELD_FIXED(name, type, size)
 #define READ_FIELD(name, offset, size, type, role) READ_FIELD_##role(name, type, size)
   BG_HEADER_FIELDS(READ_FIELD)
 #undef READ_FIELD
-  printf("  };\n}\n");
-  printf("export const HEADER_SLOTS = %d;\nexport const HEADER_BYTES = %d;\n\n", slot, byte);
+  end_reader("HEADER", slot, byte);
 
-  slot = 0;
-  byte = 0;
-  printf("/** bg_info as bgw_filter_info flattens it. */\n");
-  printf("export function readInfo(f, at, b, bAt) {\n  return {\n");
-#define READ_INFO(name, type) \
+/* A field of the bg_info-style tables: numbers, or a 16-byte id. */
+#define READ_STRUCT_FIELD(name, type) \
   put_reader_field(#name, #type, &slot, &byte, strcmp(#type, "bytes16") == 0 ? 16 : 0);
-  BG_INFO_FIELDS(READ_INFO)
-#undef READ_INFO
-  printf("  };\n}\n");
-  printf("export const INFO_SLOTS = %d;\nexport const INFO_BYTES = %d;\n\n", slot, byte);
+  begin_reader("bg_info as bgw_filter_info flattens it.", "readInfo", &slot, &byte);
+  BG_INFO_FIELDS(READ_STRUCT_FIELD)
+  end_reader("INFO", slot, byte);
 
-  slot = 0;
-  byte = 0;
-  printf("/** bg_delta_info as bgw_delta_peek flattens it. */\n");
-  printf("export function readDeltaInfo(f, at, b, bAt) {\n  return {\n");
-#define READ_DELTA(name, type) \
-  put_reader_field(#name, #type, &slot, &byte, strcmp(#type, "bytes16") == 0 ? 16 : 0);
-  BG_DELTA_INFO_FIELDS(READ_DELTA)
-#undef READ_DELTA
-  printf("  };\n}\n");
-  printf("export const DELTA_INFO_SLOTS = %d;\nexport const DELTA_INFO_BYTES = %d;\n\n", slot, byte);
+  begin_reader("bg_delta_info as bgw_delta_peek flattens it.", "readDeltaInfo", &slot, &byte);
+  BG_DELTA_INFO_FIELDS(READ_STRUCT_FIELD)
+  end_reader("DELTA_INFO", slot, byte);
+#undef READ_STRUCT_FIELD
 
   printf("/** Layout of bg_url_match (bg_filter_match_url's result). */\n");
   printf(
