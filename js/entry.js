@@ -9,20 +9,23 @@
  * package.json "imports": `#wasm-bytes` is the .wasm file next to the package
  * (Node), a `new URL('…', import.meta.url)` asset (Vite, webpack) or the bytes
  * inline (esbuild, rollup, bundles for Node); `#local-file` reads files in
- * Node and is a stub elsewhere, as is `#persist-dir` (openFilter's directory
- * storage; IndexedDB elsewhere). Being static, they land in the bundle's one
+ * Node and is a stub elsewhere, as are `#sha256` (node:crypto's incremental
+ * digest for `integrity`) and `#persist-dir` (openFilter's directory storage;
+ * IndexedDB elsewhere). Being static, they land in the bundle's one
  * chunk, so single-file builds (rollup's output.file) work.
  */
 import { loadWasmBytes } from '#wasm-bytes';
 import { openLocalFile } from '#local-file';
 import * as persistDir from '#persist-dir';
+import { createSha256 } from '#sha256';
 
-import { registerLocalFileOpener } from './load.js';
+import { registerLocalFileOpener, registerStreamingSha256 } from './load.js';
 import { registerDirectoryStorage } from './open-filter.js';
 import { registerWasmLoader } from './wasm/index.js';
 
 registerWasmLoader(loadWasmBytes);
 registerLocalFileOpener(openLocalFile);
+registerStreamingSha256(createSha256);
 registerDirectoryStorage(persistDir);
 
 export * from './index.js';

@@ -9,6 +9,8 @@ import { readFileSync } from 'node:fs';
 
 import { BloomFilter, BloomgateError, loadFilter } from '../../js/index.js';
 import { heapSize } from '../../js/wasm/index.js';
+import { registerStreamingSha256 } from '../../js/load.js';
+import { createSha256 } from '../../js/sha256-node.js';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -568,13 +570,55 @@ describe('Node: a file path or a file: URL is read from disk with the checks of 
   });
 });
 
-describe('integrity without SubtleCrypto (plain-http pages): the wasm digest', () => {
+describe('integrity through each digest: node:crypto as chunks land, SubtleCrypto at the end, the wasm digest', () => {
+  /** A Response whose body arrives in pieces of `size` bytes (the header split across pieces). */
+  const chunked = (bytes, size) => new Response(new ReadableStream({
+    start(controller) {
+      for (let at = 0; at < bytes.length; at += size) controller.enqueue(bytes.slice(at, at + size));
+      controller.close();
+    },
+  }));
+
+  for (const [name, digest] of [['node:crypto (the default in Node)', createSha256], ['SubtleCrypto', null]]) {
+    test(`${name}: good and listed digests load, a wrong one, a truncated or a longer body fail`, async () => {
+      const previous = registerStreamingSha256(digest);
+      // With node:crypto, SubtleCrypto must not be asked at all.
+      const subtleDigest = globalThis.crypto.subtle.digest;
+      if (digest !== null) globalThis.crypto.subtle.digest = () => Promise.reject(new Error('SubtleCrypto was used'));
+      try {
+        const f = await BloomFilter.create({ capacity: 5000, errorRate: 0.01 });
+        for (let i = 0; i < 3000; i++) f.add(`key-${i}`);
+        const bytes = f.serialize();
+        f.free();
+        const good = sri(bytes);
+        const bad = sri(Buffer.from('other'));
+        for (const size of [1, 7, 127, 128, 129, 4096, bytes.length]) {
+          const loaded = await loadFilter(chunked(bytes, size), { integrity: `${bad} ${good}` });
+          assert.equal(loaded.mightContain('key-2999'), true, `pieces of ${size}`);
+          loaded.free();
+          await assert.rejects(loadFilter(chunked(bytes, size), { integrity: bad }), isCode('E_INTEGRITY'), `pieces of ${size}`);
+        }
+        const fromBytes = await loadFilter(bytes, { integrity: good });
+        assert.equal(fromBytes.mightContain('key-0'), true);
+        fromBytes.free();
+        await assert.rejects(loadFilter(bytes, { integrity: bad }), isCode('E_INTEGRITY'));
+        await assert.rejects(loadFilter(chunked(bytes.subarray(0, bytes.length - 1), 1000), { integrity: good }), isCode('E_TRUNCATED'));
+        await assert.rejects(loadFilter(chunked(Buffer.concat([bytes, Buffer.from('x')]), 1000), { integrity: good }), isCode('E_TRAILING'));
+      } finally {
+        registerStreamingSha256(previous);
+        globalThis.crypto.subtle.digest = subtleDigest;
+      }
+    });
+  }
+
   test('a Node without globalThis.crypto checks integrity with the wasm SHA-256, streamed and from bytes', async () => {
     const { spawnSync } = await import('node:child_process');
     const script = `
       import { BloomFilter, loadFilter } from ${JSON.stringify(new URL('../../js/index.js', import.meta.url).href)};
+      import { registerStreamingSha256 } from ${JSON.stringify(new URL('../../js/load.js', import.meta.url).href)};
       import { createHash } from 'node:crypto';
       if (globalThis.crypto?.subtle !== undefined) throw new Error('crypto.subtle is still there');
+      registerStreamingSha256(null); // as on a page: no node:crypto either
       const f = await BloomFilter.create({ capacity: 1000, errorRate: 0.01 }); f.add('x');
       const bytes = f.serialize();
       const good = 'sha256-' + createHash('sha256').update(bytes).digest('base64');
