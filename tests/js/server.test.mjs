@@ -85,6 +85,20 @@ test('range endpoint: exact rows, and padding only when asked', async () => {
   for (const row of rows) assert.match(row, /^[0-9A-F]{35}:\d+$/);
 });
 
+test('range replies carry their Content-Length (not chunked), HEAD the same with no body', async () => {
+  const hex = sha1('password').toString('hex').toUpperCase().slice(0, 5);
+  for (const headers of [{}, { 'Add-Padding': 'true' }]) {
+    const get = await fetch(`${base}/range/${hex}`, { headers });
+    const body = Buffer.from(await get.arrayBuffer());
+    assert.equal(get.headers.get('content-length'), String(body.length));
+    assert.equal(get.headers.get('transfer-encoding'), null);
+    const head = await fetch(`${base}/range/${hex}`, { method: 'HEAD', headers });
+    assert.equal((await head.arrayBuffer()).byteLength, 0);
+    if (!headers['Add-Padding']) assert.equal(head.headers.get('content-length'), String(body.length));
+    else assert.ok(Number(head.headers.get('content-length')) >= 800 * 39 - 2);
+  }
+});
+
 test('checkPassword works unchanged against the reference server', async () => {
   const filter = await BloomFilter.from(filterBytes);
   assert.deepEqual(await checkPassword('qwerty', { filter, rangeUrl: `${base}/range` }), { breached: true, count: 10556095, escalated: true, confirmed: true, minCount: 1 });
