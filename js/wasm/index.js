@@ -5,6 +5,7 @@
  *   contract.js  the facts the core owns (generated from src/bloomgate.h)
  *   module.js    instantiation, memory views, status codes, allocation
  *   staging.js   keys and batches into wasm memory
+ *   arena.js     the batch arena and packed keys { bytes, offsets }
  *   buffers.js   streaming buffers, checksums and digests
  *   calls.js     one thin call per verb
  *   deltas.js    .bgd deltas between generations

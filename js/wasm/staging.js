@@ -1,19 +1,24 @@
 // @ts-check
 /**
  * staging.js — putting keys into wasm memory: one scratch buffer stages single
- * keys (short ASCII strings are written straight into it), one arena stages
- * batches, so a query or a batch chunk is one boundary crossing.
+ * keys (short ASCII strings are written straight into it), the arena
+ * (arena.js) stages batches, so a query or a batch chunk is one boundary
+ * crossing.
  */
-import { ex, HEAPU8, HEAPU32, freePtr, mallocOrThrow, onAttach, onMemoryGrowth } from './module.js';
+import { ex, HEAPU8, HEAPU32, mallocOrThrow, onAttach, onMemoryGrowth } from './module.js';
+import { BATCH_KEYS, arena, arenaReserve, arenaShrink, isUint8Array, packedKeys, runPacked } from './arena.js';
+
+export { BATCH_PACKED_BYTES, arena, arenaReserve, arenaShrink, isUint8Array, packedKeys, stageInPieces } from './arena.js';
 
 // ASCII strings up to asciiLoopMax UTF-16 units are copied by a charCodeAt loop
-// (a unit >= 0x80 hands the key to encodeInto), longer ones by encodeInto. The
-// loop costs ~2-4 ns a character in V8; an encodeInto call ~40-60 ns in Node but
-// ~250-450 ns in Chromium (a Web IDL call allocating { read, written }): the loop
-// wins up to ~16-20 characters in Node and ~130 in Chromium (npm run
-// bench:browser). Chosen per runtime at load, not timed at start-up (the loop is
-// not optimised yet, browser clocks are coarse). Deno and Bun present as Node.
-export const NODE_ASCII_LOOP_MAX = 16;
+// writing four characters a u32 store (writeAscii; a unit >= 0x80 hands the key
+// to encodeInto), longer ones by encodeInto. The loop costs ~0.75-0.95x the
+// byte-a-store loop it replaced, ~2.3-3 ns a character; an encodeInto call is
+// ~60-80 ns in Node but ~300 ns in Chromium (a Web IDL call allocating
+// { read, written }): the loop wins up to ~24-28 characters in Node and ~130 in
+// Chromium (node bench/staging.mjs [--browser]). Chosen per runtime at load,
+// not timed at start-up (browser clocks are coarse). Deno and Bun present as Node.
+export const NODE_ASCII_LOOP_MAX = 24;
 export const BROWSER_ASCII_LOOP_MAX = 128;
 const DEFAULT_ASCII_LOOP_MAX = typeof process === 'object' && typeof process?.versions?.node === 'string' &&
   typeof window === 'undefined' && typeof importScripts !== 'function' ? NODE_ASCII_LOOP_MAX : BROWSER_ASCII_LOOP_MAX;
@@ -22,16 +27,12 @@ let asciiLoopMax = DEFAULT_ASCII_LOOP_MAX;
 // temporary buffer for the one call, so one huge key does not pin memory.
 const SCRATCH_INITIAL = 1024;
 const SCRATCH_KEEP_MAX = 1 << 20;
-// Batches go to wasm in chunks of at most this many keys / UTF-16 units. The unit
-// budget keeps a chunk's joined string (see packChunk) below V8's large-object
-// threshold (~128 KiB): above it every join is a fresh mmap and batches of
-// 38-character keys ran 4x slower. It also keeps the arena small (worst case 3
-// bytes per unit) and the offsets well inside u32.
-const BATCH_KEYS = 4096;
+// Batches go to wasm in chunks of at most BATCH_KEYS keys (arena.js) and this
+// many UTF-16 units. The unit budget keeps a chunk's joined string (see
+// packChunk) below V8's large-object threshold (~128 KiB): above it every join
+// is a fresh mmap and batches of 38-character keys ran 4x slower. It also keeps
+// the arena small (worst case 3 bytes per unit) and the offsets well inside u32.
 const BATCH_UNITS = 48 * 1024;
-const ARENA_INITIAL = 64 * 1024;
-/** Packed keys and other large inputs go to wasm in pieces of at most this many bytes. */
-export const BATCH_PACKED_BYTES = 256 * 1024;
 
 const encoder = new TextEncoder();
 
@@ -48,31 +49,45 @@ export function setAsciiLoopMax(limit) {
 export let scratchPtr = 0;
 let scratchCap = 0;
 let scratchView = HEAPU8; // HEAPU8.subarray(scratchPtr, scratchPtr + scratchCap)
+let scratchWords = HEAPU32; // HEAPU32.subarray(scratchPtr >>> 2, (scratchPtr + scratchCap) >>> 2): scratchPtr is 4-aligned
 /** Where stageKey() left the key: scratchPtr, or a temporary buffer (releaseKey frees it). */
 export let keyPtr = 0;
-/** @type {{ items: number, cap: number, offsets: number, results: number }} Batch staging, set at attach (typed as set). */
-export let arena = /** @type {any} */ (null);
 
-onMemoryGrowth(() => {
+// The views are rebuilt after every growth (the old buffer is detached) and
+// whenever the scratch moves, so writeAscii never writes through a stale one.
+function scratchViews() {
   scratchView = HEAPU8.subarray(scratchPtr, scratchPtr + scratchCap);
-});
+  scratchWords = HEAPU32.subarray(scratchPtr >>> 2, (scratchPtr + scratchCap) >>> 2);
+}
+
+onMemoryGrowth(scratchViews);
+
+/** A scratch buffer: malloc aligns to 8, and writeAscii relies on 4. */
+function mallocScratch(capacity) {
+  const ptr = mallocOrThrow(capacity);
+  if ((ptr & 3) !== 0) {
+    ex.free(ptr);
+    throw new Error('bloomgate: malloc returned an unaligned pointer');
+  }
+  return ptr;
+}
 
 onAttach(() => {
-  scratchPtr = mallocOrThrow(SCRATCH_INITIAL);
+  scratchPtr = mallocScratch(SCRATCH_INITIAL);
   scratchCap = SCRATCH_INITIAL;
   keyPtr = scratchPtr;
-  arena = newArena(ARENA_INITIAL);
+  scratchViews();
 });
 
 function growScratch(size) {
   let capacity = scratchCap;
   while (capacity < size) capacity *= 2;
-  const ptr = mallocOrThrow(capacity);
+  const ptr = mallocScratch(capacity);
   ex.free(scratchPtr);
   scratchPtr = ptr;
   keyPtr = ptr;
   scratchCap = capacity;
-  scratchView = HEAPU8.subarray(scratchPtr, scratchPtr + scratchCap);
+  scratchViews();
 }
 
 /** Exact UTF-8 length of a string as TextEncoder encodes it (lone surrogates become U+FFFD). */
@@ -97,10 +112,6 @@ function utf8Length(s) {
 /* ------------------------------------------------------------------------ */
 /* Single keys                                                               */
 /* ------------------------------------------------------------------------ */
-
-export function isUint8Array(value) {
-  return value instanceof Uint8Array || Object.prototype.toString.call(value) === '[object Uint8Array]';
-}
 
 function itemTypeError(what) {
   return new TypeError(`${what} must be a string or a Uint8Array`);
@@ -143,6 +154,38 @@ function stageBytes(bytes) {
 }
 
 /**
+ * Write the n (<= scratchCap) units of an ASCII string to `words`, four a u32
+ * store (wasm memory is little-endian: character i is byte i), with one test a
+ * group; the last 1-3 as one word padded with zeros (the capacity is a
+ * multiple of 4). False at a unit >= 0x80: what was written is garbage that
+ * encodeInto overwrites. Measured against one byte a store and eight
+ * characters per two stores in bench/staging.mjs.
+ */
+function writeAscii(s, n, words) {
+  const full = n & ~3;
+  let i = 0;
+  let w = 0;
+  for (; i < full; i += 4) {
+    const a = s.charCodeAt(i);
+    const b = s.charCodeAt(i + 1);
+    const c = s.charCodeAt(i + 2);
+    const d = s.charCodeAt(i + 3);
+    if ((a | b | c | d) >= 0x80) return false;
+    words[w++] = a | (b << 8) | (c << 16) | (d << 24);
+  }
+  if (i < n) {
+    let word = 0;
+    for (let shift = 0; i < n; i++, shift += 8) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) return false;
+      word |= c << shift;
+    }
+    words[w] = word;
+  }
+  return true;
+}
+
+/**
  * Put a key into wasm memory at keyPtr and return its length in bytes. The
  * common case (a short ASCII string) writes straight into the scratch view.
  * The caller calls releaseKey() when keyPtr !== scratchPtr.
@@ -150,16 +193,7 @@ function stageBytes(bytes) {
 export function stageKey(item, what) {
   if (typeof item === 'string') {
     const n = item.length;
-    if (n <= asciiLoopMax) {
-      const v = scratchView;
-      let i = 0;
-      for (; i < n; i++) {
-        const c = item.charCodeAt(i);
-        if (c >= 0x80) break;
-        v[i] = c;
-      }
-      if (i === n) return n;
-    }
+    if (n <= asciiLoopMax && writeAscii(item, n, scratchWords)) return n;
     return stageString(item);
   }
   if (isUint8Array(item)) return stageBytes(item);
@@ -177,61 +211,6 @@ export function releaseKey() {
   if (keyPtr !== scratchPtr) {
     ex.free(keyPtr);
     keyPtr = scratchPtr;
-  }
-}
-
-/* ------------------------------------------------------------------------ */
-/* The batch arena                                                           */
-/* ------------------------------------------------------------------------ */
-
-function newArena(capacity) {
-  const offsets = mallocOrThrow((BATCH_KEYS + 1) * 4);
-  let results = 0;
-  let items;
-  try {
-    results = mallocOrThrow(BATCH_KEYS);
-    items = mallocOrThrow(capacity);
-  } catch (error) {
-    freePtr(results);
-    ex.free(offsets);
-    throw error;
-  }
-  return { items, cap: capacity, offsets, results };
-}
-
-/** Make the arena's item area hold at least size bytes. */
-export function arenaReserve(size) {
-  if (size <= arena.cap) return;
-  let capacity = arena.cap;
-  while (capacity < size) capacity *= 2;
-  const ptr = mallocOrThrow(capacity);
-  ex.free(arena.items);
-  arena.items = ptr;
-  arena.cap = capacity;
-}
-
-/**
- * After a batch needed a big arena, give the memory back (the heap keeps its
- * size, but malloc can reuse it for filters).
- */
-export function arenaShrink() {
-  if (arena.cap > 4 * 1024 * 1024) {
-    const ptr = ex.malloc(ARENA_INITIAL) >>> 0;
-    if (ptr !== 0) {
-      ex.free(arena.items);
-      arena.items = ptr;
-      arena.cap = ARENA_INITIAL;
-    }
-  }
-}
-
-/** Copy bytes into the arena in pieces of at most `piece` bytes, calling onPiece(ptr, length) for each. */
-export function stageInPieces(bytes, piece, onPiece) {
-  for (let done = 0; done < bytes.length; done += piece) {
-    const part = bytes.subarray(done, Math.min(bytes.length, done + piece));
-    arenaReserve(part.length);
-    HEAPU8.set(part, arena.items);
-    onPiece(arena.items, part.length);
   }
 }
 
@@ -335,60 +314,6 @@ function packChunk(items, start, end, what, indexBase) {
     HEAPU32[offsetIndex++] = offset;
   }
   return count;
-}
-
-/**
- * Packed keys, `{ bytes, offsets }`: key i is bytes[offsets[i], offsets[i + 1]).
- * Returns null for anything else (an iterable of items). A malformed packed-keys
- * object throws here, before any chunk runs, so addAll of one adds nothing.
- */
-export function packedKeys(items, what) {
-  if (items === null || typeof items !== 'object' || typeof items[Symbol.iterator] === 'function' ||
-    !('bytes' in items || 'offsets' in items)) return null;
-  const { bytes, offsets } = items;
-  if (!isUint8Array(bytes)) throw new TypeError(`${what}.bytes must be a Uint8Array`);
-  if (!(offsets instanceof Uint32Array)) throw new TypeError(`${what}.offsets must be a Uint32Array`);
-  const count = offsets.length - 1;
-  if (count < 0) throw new RangeError(`${what}.offsets must hold one entry more than there are keys`);
-  for (let i = 0; i < count; i++) {
-    if (offsets[i + 1] < offsets[i]) throw new RangeError(`${what}.offsets[${i + 1}] is below ${what}.offsets[${i}]`);
-  }
-  if (offsets[count] > bytes.length) {
-    throw new RangeError(`${what}.offsets[${count}] (${offsets[count]}) is past the end of ${what}.bytes (${bytes.length} bytes)`);
-  }
-  return { bytes, offsets, count };
-}
-
-/**
- * runBatch for packed keys: chunks of up to BATCH_KEYS keys and
- * BATCH_PACKED_BYTES bytes (a longer key goes alone), each staged with one
- * TypedArray.set for the bytes (one per key would cost more than the wasm
- * side's hashing) and the offsets rebased to the chunk.
- */
-function runPacked(handle, { bytes, offsets, count }, onChunk) {
-  let start = 0;
-  while (start < count) {
-    const first = offsets[start];
-    // The last key that still ends within the byte budget (offsets never decrease).
-    let lo = start + 1;
-    let hi = Math.min(count, start + BATCH_KEYS);
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      if (offsets[mid] - first <= BATCH_PACKED_BYTES) lo = mid;
-      else hi = mid - 1;
-    }
-    const end = lo;
-    const filter = handle.ptrOrThrow();
-    const size = offsets[end] - first;
-    arenaReserve(size);
-    HEAPU8.set(bytes.subarray(first, first + size), arena.items);
-    const heap32 = HEAPU32;
-    const at = arena.offsets >>> 2;
-    for (let i = start; i <= end; i++) heap32[at + i - start] = offsets[i] - first;
-    onChunk(filter, end - start, start);
-    start = end;
-  }
-  arenaShrink();
 }
 
 /**
