@@ -419,11 +419,13 @@ function pooledRandomBytes(n) {
   return pool.subarray(poolAt - n, poolAt);
 }
 
-// Scratch for ordering the padding (a reply is built synchronously: one at a time).
-const SORT_BITS = 11; // padding rows are first placed by their first 11 bits
+// Scratch for ordering the padding (a reply is built synchronously: one at a time). Each row is
+// one 32-bit word: its first 22 bits (5.5 digits) above its index (10 bits, < 1,024 rows).
+const SORT_BITS = 10; // padding rows are first placed by their first 10 bits
+const INDEX_BITS = 10;
+const INDEX_MASK = (1 << INDEX_BITS) - 1;
 const bucketStarts = new Uint16Array((1 << SORT_BITS) + 1);
-const padOrder = new Uint16Array(PADDED_ROWS[1]);
-const padKeys = new Uint32Array(PADDED_ROWS[1]); // each row's first 32 bits (8 digits)
+const padOrder = new Uint32Array(PADDED_ROWS[1]);
 
 // Total rows of a padded reply, uniform in PADDED_ROWS (16-bit draws past the last whole multiple
 // of the span are drawn again).
@@ -437,12 +439,11 @@ function paddedRows(random) {
   }
 }
 
-// Padding rows `i` and `j`: is i's 35-digit suffix below j's? Their first 32 bits, then the rest.
+// Padding rows `i` and `j` whose first 22 bits are equal: is i's 35-digit suffix below j's?
 function padBelow(noise, i, j) {
-  if (padKeys[i] !== padKeys[j]) return padKeys[i] < padKeys[j];
   const a = i * PAD_BYTES;
   const b = j * PAD_BYTES;
-  for (let k = 4; k < PAD_BYTES - 1; k++) {
+  for (let k = 2; k < PAD_BYTES - 1; k++) {
     if (noise[a + k] !== noise[b + k]) return noise[a + k] < noise[b + k];
   }
   return noise[a + PAD_BYTES - 1] >> 4 < noise[b + PAD_BYTES - 1] >> 4;
@@ -461,27 +462,28 @@ function padBelowRecord(noise, base, hash) {
 }
 
 // The padding rows in suffix order into padOrder: a counting sort on the first SORT_BITS bits,
-// then an insertion sort, which only moves rows within a bucket (~n^2 / 2^(SORT_BITS+2) moves).
+// then an insertion sort, which only moves rows within a bucket (~n^2 / 2^(SORT_BITS+2) moves):
+// by their first 22 bits, and on a tie (~n^2 / 2^23 pairs a reply) by the whole suffix.
 function sortPadding(noise, n) {
   const shift = 32 - SORT_BITS;
   bucketStarts.fill(0);
-  for (let i = 0, base = 0; i < n; i++, base += PAD_BYTES) {
-    const key = ((noise[base] << 24) | (noise[base + 1] << 16) | (noise[base + 2] << 8) | noise[base + 3]) >>> 0;
-    padKeys[i] = key;
-    bucketStarts[(key >>> shift) + 1]++;
-  }
+  for (let i = 0, base = 0; i < n; i++, base += PAD_BYTES) bucketStarts[(noise[base] << 2 | noise[base + 1] >> 6) + 1]++;
   for (let b = 1; b < bucketStarts.length; b++) bucketStarts[b] += bucketStarts[b - 1];
-  for (let i = 0; i < n; i++) padOrder[bucketStarts[padKeys[i] >>> shift]++] = i;
+  for (let i = 0, base = 0; i < n; i++, base += PAD_BYTES) {
+    const word = (((noise[base] << 24) | (noise[base + 1] << 16) | (noise[base + 2] << 8) | noise[base + 3]) & ~INDEX_MASK | i) >>> 0;
+    padOrder[bucketStarts[word >>> shift]++] = word;
+  }
   for (let j = 1; j < n; j++) {
-    const row = padOrder[j];
-    const key = padKeys[row];
+    const word = padOrder[j];
+    const key = word >>> INDEX_BITS;
     let k = j - 1;
-    // Rows of another bucket are below at once; within one the key, then (on a tie) the rest.
-    while (k >= 0 && key <= padKeys[padOrder[k]] && (key < padKeys[padOrder[k]] || padBelow(noise, row, padOrder[k]))) {
-      padOrder[k + 1] = padOrder[k];
-      k--;
+    for (; k >= 0; k--) {
+      const other = padOrder[k];
+      const otherKey = other >>> INDEX_BITS;
+      if (otherKey < key || (otherKey === key && !padBelow(noise, word & INDEX_MASK, other & INDEX_MASK))) break;
+      padOrder[k + 1] = other;
     }
-    padOrder[k + 1] = row;
+    padOrder[k + 1] = word;
   }
 }
 
@@ -600,12 +602,18 @@ export function rangeReplyBytes(records, pad, random = pooledRandomBytes) {
   const words = new Uint16Array(out.buffer, 0, out.buffer.byteLength >> 1);
   let at = start;
   let r = 0;
+  // The next record's first 22 suffix bits (digits 6..11.5 of its hash), as the padding's words hold them.
+  const keyOf = (hash) => (((hash[2] & 0x0f) << 18) | (hash[3] << 10) | (hash[4] << 2) | (hash[5] >> 6)) >>> 0;
+  let recordKey = records.length > 0 ? keyOf(records[0].hash) : 0;
   for (let p = 0; p < padCount; p++) {
-    const base = padOrder[p] * PAD_BYTES;
+    const word = padOrder[p];
+    const padKey = word >>> INDEX_BITS;
+    const base = (word & INDEX_MASK) * PAD_BYTES;
     const n = /** @type {Buffer} */ (noise);
-    while (r < records.length && !padBelowRecord(n, base, records[r].hash)) {
+    while (r < records.length && (recordKey < padKey || (recordKey === padKey && !padBelowRecord(n, base, records[r].hash)))) {
       at = writeRecordRow(bytes, words, at, records[r].hash, records[r].count);
       r++;
+      if (r < records.length) recordKey = keyOf(records[r].hash);
     }
     at = writePadRow(bytes, words, at, n, base);
   }
