@@ -159,7 +159,18 @@ function isResponse(value) {
       typeof value.ok === 'boolean' && value.headers !== undefined);
 }
 
+/**
+ * Typed arrays use the host's byte order and wasm memory is little-endian. Every
+ * multi-byte view of the memory (offsets, u32 key words, the info structs)
+ * relies on the two agreeing, so a big-endian host (Node on s390x) is refused
+ * before any filter is touched, rather than given wrong keys.
+ */
+export const HOST_IS_LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
 async function instantiate(source) {
+  if (!HOST_IS_LITTLE_ENDIAN) {
+    throw new BloomgateError('E_UNSUPPORTED', 'bloomgate needs a little-endian host: typed arrays here are big-endian and wasm memory is little-endian');
+  }
   source = await source;
   if (source === undefined || source === null) {
     source = await locateWasm(undefined);

@@ -155,7 +155,8 @@ function stageBytes(bytes) {
 
 /**
  * Write the n (<= scratchCap) units of an ASCII string to `words`, four a u32
- * store (wasm memory is little-endian: character i is byte i), with one test a
+ * store (wasm memory is little-endian, and module.js refuses big-endian hosts:
+ * character i is byte i), with one test a
  * group; the last 1-3 as one word padded with zeros (the capacity is a
  * multiple of 4). False at a unit >= 0x80: what was written is garbage that
  * encodeInto overwrites. Measured against one byte a store and eight

@@ -163,3 +163,9 @@ describe('the word loop writes exactly the bytes at every length', () => {
     }
   });
 });
+
+test('the host byte-order check agrees with the OS: u32 key words land as bytes 0..3 only on little-endian hosts', async () => {
+  const { endianness } = await import('node:os');
+  const { HOST_IS_LITTLE_ENDIAN } = await import('../../js/wasm/module.js');
+  assert.equal(HOST_IS_LITTLE_ENDIAN, endianness() === 'LE');
+});
