@@ -70,10 +70,16 @@ export function registerStreamingSha256(createSha256) {
   return previous;
 }
 
-/** The native incremental SHA-256, or null where the platform has none. */
-async function nativeSha256() {
+/**
+ * @typedef {{ kind: 'native', createSha256: Sha256Factory } | { kind: 'subtle' | 'wasm' }} Digest
+ * The one choice of SHA-256 for `integrity` (in the order above); null without integrity.
+ * @returns {Promise<Digest | null>}
+ */
+async function chooseDigest(expected) {
+  if (expected === null) return null;
   if (streamingSha256 === undefined) streamingSha256 = IN_NODE ? (await import('#sha256')).createSha256 : null;
-  return streamingSha256;
+  if (streamingSha256) return { kind: 'native', createSha256: streamingSha256 };
+  return { kind: useSubtle ? 'subtle' : 'wasm' };
 }
 
 /**
@@ -179,8 +185,8 @@ function declaredLength(headers) {
 }
 
 class StreamingLoad {
-  /** @param {Sha256Factory | null} createSha256 */
-  constructor(expected, contentLength, onProgress, maxBytes, createSha256) {
+  /** @param {Digest | null} digest */
+  constructor(expected, contentLength, onProgress, maxBytes, digest) {
     this.contentLength = contentLength;
     this.maxBytes = maxBytes;
     this.onProgress = onProgress;
@@ -188,10 +194,10 @@ class StreamingLoad {
     this.hashed = 0; // bytes fed to SHA-256 so far
     this.buffer = new wasm.WasmBuffer(wasm.HEADER_SIZE);
     this.expected = expected;
-    this.native = expected !== null && createSha256 ? createSha256() : null;
+    this.native = digest?.kind === 'native' ? digest.createSha256() : null;
     this.sha = null;
     try {
-      if (expected !== null && this.native === null && !useSubtle) this.sha = new wasm.Sha256();
+      if (digest?.kind === 'wasm') this.sha = new wasm.Sha256();
     } catch (error) {
       this.buffer.free();
       throw error;
@@ -294,7 +300,7 @@ class StreamingLoad {
 }
 
 async function fromResponse(response, label, expected, onProgress, signal, maxBytes) {
-  const createSha256 = expected !== null ? await nativeSha256() : null;
+  const digest = await chooseDigest(expected);
   if (!response.ok) {
     if (response.body && typeof response.body.cancel === 'function') response.body.cancel().catch(noop);
     const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
@@ -303,7 +309,7 @@ async function fromResponse(response, label, expected, onProgress, signal, maxBy
     throw error;
   }
   if (response.bodyUsed) throw new TypeError('loadFilter(): the Response body has already been read');
-  const load = new StreamingLoad(expected, declaredLength(response.headers), onProgress, maxBytes, createSha256);
+  const load = new StreamingLoad(expected, declaredLength(response.headers), onProgress, maxBytes, digest);
   try {
     const body = response.body;
     if (body === null || body === undefined || typeof body.getReader !== 'function') {
@@ -348,18 +354,18 @@ async function fromBytes(bytes, expected, onProgress, maxBytes) {
   if (maxBytes !== undefined && bytes.length > maxBytes) {
     throw new BloomgateError('E_TOO_LARGE', `the filter file is ${bytes.length} bytes, more than maxBytes (${maxBytes})`);
   }
-  const createSha256 = expected !== null ? await nativeSha256() : null;
-  if (createSha256) {
-    const hash = createSha256();
+  const digest = await chooseDigest(expected);
+  if (digest?.kind === 'native') {
+    const hash = digest.createSha256();
     hash.update(bytes);
     checkDigest(hash.digest(), expected);
-  } else if (expected !== null && useSubtle) checkDigest(new Uint8Array(await subtle.digest('SHA-256', bytes)), expected);
+  } else if (digest?.kind === 'subtle') checkDigest(new Uint8Array(await subtle.digest('SHA-256', bytes)), expected);
   const buffer = new wasm.WasmBuffer(bytes.length);
   /** @type {wasm.Sha256 | null} */
   let sha = null;
   try {
     buffer.append(bytes);
-    if (expected !== null && !createSha256 && !useSubtle) {
+    if (digest?.kind === 'wasm') {
       sha = new wasm.Sha256();
       buffer.hashRange(sha, 0, buffer.length);
       checkDigest(sha.digest(), expected);
