@@ -65,7 +65,7 @@ export default [
     ignores: [
       '**/node_modules/**',
       'build/**',
-      // Generated and not committed (.gitignore): the inlined module and the one-file bundle.
+      // Generated (committed; CI checks they are fresh): the inlined module and the one-file bundle.
       'js/inline-module.js',
       'js/bundle.mjs',
       // Written by examples/*/build steps.
