@@ -147,6 +147,65 @@ function text(res, status, message) {
   send(res, status, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, `${message}\n`);
 }
 
+/*
+ * Static ETags name the content (SHA-256), never the mtime: a rewrite in place that keeps the
+ * mtime (a deploy tool, `touch -r`, `cp --preserve`, a restored backup) must not earn a 304 for
+ * changed bytes, or a client revalidating manifest.json stays on the old generation.
+ * - Files up to STATIC_BUFFER_MAX (manifests, pages) are read whole on every request and the
+ *   very bytes hashed are the bytes sent: the ETag always names the body.
+ * - Larger files are hashed as a stream, and the digest is kept under (size, mtime, ctime, inode,
+ *   device). No user can set ctime (utimes itself moves it to now), so a rewrite in place
+ *   changes the key even when the mtime is put back (ext4, Linux 6.18: 2,000 of 2,000 rewrites
+ *   within microseconds each moved it; tests/js/static-etag.test.mjs). Where the clock behind
+ *   ctime is coarse, two writes can share one ctime, so a digest is kept only for a file whose
+ *   ctime is older than STATIC_RACY_MS when hashing starts (git's "racy clean" rule) and whose
+ *   key did not move while it was read; anything newer is hashed again on every request.
+ * A large file rewritten between its hashing and its sending can still go out under the old
+ * ETag once; the next request hashes it again.
+ */
+const STATIC_BUFFER_MAX = 64 * 1024;
+const STATIC_RACY_MS = 2000;
+const STATIC_DIGESTS_MAX = 1024;
+
+/** @param {import('node:fs').Stats} info */
+function staticKey(info) {
+  return `${info.size}:${info.mtimeMs}:${info.ctimeMs}:${info.ino}:${info.dev}`;
+}
+
+/** @param {string} path @returns {Promise<string>} a quoted ETag of the file's SHA-256 */
+function hashFile(path) {
+  return new Promise((resolvePromise, reject) => {
+    const hash = createHash('sha256');
+    const stream = createReadStream(path, { highWaterMark: CHUNK_BYTES });
+    stream.on('data', (chunk) => hash.update(chunk));
+    stream.on('error', reject);
+    stream.on('end', () => resolvePromise(`"${hash.digest('base64url')}"`));
+  });
+}
+
+/**
+ * The content ETag of a large static file, from `digests` when its key still holds.
+ * @param {Map<string, { key: string, etag: string }>} digests
+ * @param {string} path
+ * @param {import('node:fs').Stats} info
+ */
+async function staticEtag(digests, path, info) {
+  const key = staticKey(info);
+  const known = digests.get(path);
+  if (known && known.key === key) return known.etag;
+  const started = Date.now();
+  const etag = await hashFile(path);
+  const after = await stat(path);
+  if (staticKey(after) === key && info.ctimeMs < started - STATIC_RACY_MS) {
+    digests.delete(path);
+    if (digests.size >= STATIC_DIGESTS_MAX) digests.delete(/** @type {string} */ (digests.keys().next().value));
+    digests.set(path, { key, etag });
+  } else if (known) {
+    digests.delete(path);
+  }
+  return etag;
+}
+
 async function resolveMounts(staticDir) {
   if (!staticDir) return [];
   const list = typeof staticDir === 'string' ? [{ prefix: '/', dir: staticDir }] : staticDir;
@@ -186,6 +245,8 @@ export async function createReferenceServer(options = {}) {
   const maxAge = options.maxAge ?? 300;
   const answerCache = options.answerCacheControl ?? ANSWER_CACHE;
   const onError = options.onError ?? ((error) => process.stderr.write(`bloomgate serve: ${error.stack ?? error}\n`));
+  /** Content digests of large static files (staticEtag). */
+  const staticDigests = new Map();
 
   async function serveStatic(res, pathname) {
     const mount = mounts.find((m) => pathname === m.prefix.slice(0, -1) || pathname.startsWith(m.prefix));
@@ -215,14 +276,28 @@ export async function createReferenceServer(options = {}) {
       return text(res, 404, 'not found');
     }
     if (!info.isFile()) return text(res, 404, 'not found');
-    // A validator, so revalidation (openFilter's If-None-Match on manifest.json) costs a 304, not the file.
-    const etag = `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}-${info.ino.toString(16)}"`;
+    // A validator from the content (see staticEtag), so revalidation (openFilter's If-None-Match
+    // on manifest.json) costs a 304, not the file, and changed bytes never do.
+    /** @type {Buffer | null} */
+    let body = null;
+    let etag;
+    try {
+      if (info.size <= STATIC_BUFFER_MAX) {
+        body = await readFile(path);
+        etag = `"${createHash('sha256').update(body).digest('base64url')}"`;
+      } else {
+        etag = await staticEtag(staticDigests, path, info);
+      }
+    } catch {
+      return text(res, 404, 'not found'); // gone (or unreadable) since stat
+    }
     const headers = { 'content-type': CONTENT_TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-cache', etag };
     const match = res.req.headers['if-none-match'];
-    if (match !== undefined && match.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')) {
+    if (match !== undefined && match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag || tag.trim() === '*')) {
       res.writeHead(304, { ...CORS, ...ALWAYS, ...headers });
       return res.end();
     }
+    if (body !== null) return sendBuffer(res, 200, { ...headers, 'content-length': body.length }, body);
     sendFile(res, 200, { ...headers, 'content-length': info.size }, path);
   }
 
