@@ -8,6 +8,7 @@
  *   urls       13.7k phishing domains from eth-phishing-detect
  *
  * Options: --once (exit after the scripted run), --port N (default 8787; 0 = any free port).
+ * A port in use or not allowed exits 64 with what to do ("port 8787 is in use; try --port 8788").
  * Everything is local: no request leaves 127.0.0.1.
  */
 import { createHash } from 'node:crypto';
@@ -16,6 +17,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
+import { cannotListen, CliError, usageError } from '../js/cli/errors.js';
 import { BloomFilter, checkPassword, checkUrl } from '../js/index.js';
 import { startReferenceServer } from '../js/server.js';
 import { writeStore } from '../js/store.js';
@@ -124,9 +126,14 @@ function kib(bytes) {
 }
 
 async function main() {
-  const { values } = parseArgs({ options: { once: { type: 'boolean' }, port: { type: 'string' } } });
+  let values;
+  try {
+    ({ values } = parseArgs({ options: { once: { type: 'boolean' }, port: { type: 'string' } } }));
+  } catch (error) {
+    throw usageError(`${error.message} (options: --once, --port N)`);
+  }
   const port = values.port === undefined ? 8787 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new RangeError(`--port must be 0..65535, got ${values.port}`);
+  if (!/^[0-9]+$/.test(values.port ?? '0') || port > 65535) throw usageError(`invalid --port '${values.port}': expected 0..65535`);
 
   const lists = await loadLists();
   const passwordBuild = await buildPasswordFilter(lists.passwords);
@@ -145,13 +152,20 @@ async function main() {
   await writeFile(files.urlsFilter, urlBytes);
   await writeFile(files.urlsStore, urlBuild.store);
 
-  const { server, url } = await startReferenceServer({
-    port,
-    filters: { passwords: files.passwordsFilter, urls: files.urlsFilter },
-    passwordStore: files.passwordsStore,
-    urlStore: files.urlsStore,
-    staticDir: siteMounts(),
-  });
+  let started;
+  try {
+    started = await startReferenceServer({
+      port,
+      filters: { passwords: files.passwordsFilter, urls: files.urlsFilter },
+      passwordStore: files.passwordsStore,
+      urlStore: files.urlsStore,
+      staticDir: siteMounts(),
+    });
+  } catch (error) {
+    // "port 8787 is in use; try --port 8788", as `bloomgate serve` says it (exit 64).
+    throw (await cannotListen(error, '127.0.0.1', port)) ?? error;
+  }
+  const { server, url } = started;
 
   const ps = passwordBuild.filter.stats();
   const us = urlBuild.filter.stats();
@@ -189,6 +203,11 @@ false negatives: ${passwords.missed + urls.missed}
 }
 
 main().catch((error) => {
+  if (error instanceof CliError) {
+    process.stderr.write(`demo: ${error.message} (${error.code})\n`);
+    process.exitCode = error.exitCode;
+    return;
+  }
   process.stderr.write(`demo: ${error?.message ?? error}\n`);
   process.exitCode = 1;
 });

@@ -69,6 +69,52 @@ export function cannotCreate(path, error) {
   return new CliError(`cannot write ${quote(path)}: ${systemReason(error)}`, error?.code || 'E_CREATE', EXIT.CANT_CREATE);
 }
 
+/**
+ * Why a server could not listen on host:port, and what to do instead ("port
+ * 8787 is in use; try --port 8788"), as a usage error (exit 64: the remedy is
+ * another --port or --host). `bloomgate serve` and the demo share it. Returns
+ * null for any other failure.
+ * @param {any} error what listen() rejected with
+ * @param {string} host
+ * @param {number} port
+ * @returns {Promise<CliError | null>}
+ */
+export async function cannotListen(error, host, port) {
+  const code = error?.code;
+  if (code === 'EADDRINUSE') {
+    const free = await freePortAfter(host, port);
+    const advice = free === null ? '--port 0 (any free port)' : `--port ${free} (free now), or --port 0 for any free port`;
+    return new CliError(`port ${port} is in use on ${host}; try ${advice}`, code, EXIT.USAGE);
+  }
+  if (code === 'EACCES' || code === 'EPERM') {
+    const why = port < 1024
+      ? `ports below 1024 need root or CAP_NET_BIND_SERVICE; try --port ${port === 80 ? 8080 : 8787}, or --port 0 for any free port`
+      : 'permission denied; try another --port, or --port 0 for any free port';
+    return new CliError(`not allowed to listen on ${host}:${port}: ${why}`, code, EXIT.USAGE);
+  }
+  if (code === 'EADDRNOTAVAIL') {
+    return new CliError(`cannot listen on ${host}:${port}: ${host} is not an address of this machine (see --host)`, code, EXIT.USAGE);
+  }
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || error?.syscall === 'getaddrinfo') {
+    return new CliError(`cannot listen on ${host}:${port}: the host name does not resolve (see --host)`, code ?? 'ENOTFOUND', EXIT.USAGE);
+  }
+  return null;
+}
+
+/** The first of the next ten ports that can be listened on now, or null. */
+async function freePortAfter(host, port) {
+  const { createServer } = await import('node:net');
+  for (let candidate = port + 1; candidate <= Math.min(port + 10, 65535); candidate++) {
+    const free = await new Promise((resolve) => {
+      const probe = createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(candidate, host, () => probe.close(() => resolve(true)));
+    });
+    if (free) return candidate;
+  }
+  return null;
+}
+
 export function quote(text) {
   return `'${String(text)}'`;
 }

@@ -1,5 +1,7 @@
 // @ts-check
 // `bloomgate query`: "maybe" or "no" for each item, from argv or stdin.
+// The exit status is the answer for scripts: 0 when every item is "no",
+// 1 (QUERY_MAYBE) when any is "maybe"; errors keep their sysexits codes (64+).
 import { parseCommandArgs } from './args.js';
 import { EXIT, inputError, usageError } from './errors.js';
 import { loadFilterFile } from './filter-file.js';
@@ -7,6 +9,9 @@ import { COMMAND_HELP } from './help.js';
 import { openInput } from './input.js';
 import { excerpt, LineSplitter, MAX_LINE_BYTES } from './lines.js';
 import { writeOut } from './stdout.js';
+
+/** The exit status of a query that answered "maybe" for at least one item. */
+export const QUERY_MAYBE = 1;
 
 const BATCH = 4096;
 const MAYBE = Buffer.from('maybe\t');
@@ -38,7 +43,7 @@ export async function run(argv) {
   } finally {
     filter.free();
   }
-  return EXIT.OK;
+  return writer.anyMaybe ? QUERY_MAYBE : EXIT.OK;
 }
 
 async function queryStdin(filter, writer) {
@@ -73,10 +78,20 @@ class ResultWriter {
   constructor(json) {
     this.json = json;
     this.first = true;
+    /** Whether any item so far was "maybe" (the exit status). */
+    this.anyMaybe = false;
   }
 
   write(items, results) {
     if (items.length === 0) return undefined;
+    if (!this.anyMaybe) {
+      for (let i = 0; i < items.length; i++) {
+        if (results[i]) {
+          this.anyMaybe = true;
+          break;
+        }
+      }
+    }
     if (this.json) {
       let text = this.first ? '[' : '';
       for (let i = 0; i < items.length; i++) {

@@ -1,7 +1,7 @@
 // @ts-check
 // `bloomgate serve`: the reference server (js/server.js) on 127.0.0.1 by default.
 import { parseCommandArgs, parseNonNegativeInteger } from './args.js';
-import { cannotOpen, CliError, EXIT, usageError } from './errors.js';
+import { cannotListen, cannotOpen, EXIT, usageError } from './errors.js';
 import { COMMAND_HELP } from './help.js';
 
 export async function run(argv) {
@@ -42,9 +42,10 @@ export async function run(argv) {
       maxAge: values['max-age'] === undefined ? 300 : parseNonNegativeInteger('max-age', values['max-age']),
     });
   } catch (/** @type {any} */ error) {
-    if (error?.code === 'EADDRINUSE') throw new CliError(`port ${port} is in use (choose another with --port)`, 'E_ADDRINUSE', EXIT.USAGE);
-    if (error?.code === 'EADDRNOTAVAIL' || error?.code === 'EACCES' && error?.syscall === 'listen') {
-      throw new CliError(`cannot listen on ${values.host ?? '127.0.0.1'}:${port}: ${error.code}`, error.code, EXIT.USAGE);
+    // A port in use or not allowed, a host that is not ours: what to do instead (exit 64).
+    if (typeof error?.path !== 'string') {
+      const listening = await cannotListen(error, values.host ?? '127.0.0.1', port);
+      if (listening) throw listening;
     }
     // A file named on the command line that cannot be read (missing, a directory, no permission): exit 66.
     if (typeof error?.path === 'string' && typeof error?.syscall === 'string') throw cannotOpen(error.path, error);
