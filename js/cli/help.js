@@ -2,7 +2,8 @@
 // Help texts: `bloomgate --help` and `bloomgate <command> --help`.
 
 export const EXIT_CODES_TEXT = `Exit codes:
-  0   success
+  0   success (query: every item is "no")
+  1   query: at least one item is "maybe"
   64  usage error: unknown command or option, missing argument, bad number,
       or a --capacity/--error-rate too large to allocate
   65  data error: malformed input line, corrupt or incompatible filter file,
@@ -126,6 +127,10 @@ Print "maybe<TAB>item" or "no<TAB>item" for each item. With no items on the
 command line, reads them from stdin, one per line (LF or CRLF; empty lines
 skipped). "no" is certain; "maybe" is a false positive at the filter's error rate.
 Filters built with --format hibp take plaintext passwords.
+
+The exit status answers for scripts: 0 when every item is "no", 1 when any
+item is "maybe", 64 and above for an error (below), so
+  if bloomgate query pw.bgf "$password" >/dev/null; then echo "not listed"; fi
 
 Options:
   --json        print a JSON array of {"item": ..., "maybe": true|false}
