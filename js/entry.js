@@ -20,7 +20,7 @@ import * as persistDir from '#persist-dir';
 import { createSha256 } from '#sha256';
 
 import { registerLocalFileOpener, registerStreamingSha256 } from './load.js';
-import { registerDirectoryStorage } from './open-filter.js';
+import { registerDirectoryStorage } from './update/index.js';
 import { registerWasmLoader } from './wasm/index.js';
 
 registerWasmLoader(loadWasmBytes);

@@ -5,7 +5,7 @@
  */
 export { BloomFilter, sizeFor } from './filter.js';
 export { loadFilter } from './load.js';
-export { directoryStorage, indexedDbStorage, openFilter } from './open-filter.js';
+export { directoryStorage, indexedDbStorage, openFilter } from './update/index.js';
 export { inspectFile } from './inspect.js';
 export { BloomgateError } from './errors.js';
 export { init } from './wasm/index.js';

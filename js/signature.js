@@ -1,0 +1,187 @@
+// @ts-check
+/**
+ * signature.js — publisher keys and threshold signatures (Ed25519).
+ *
+ * A publisher's public key is written `ed25519:` + base64url of its 32 bytes.
+ * A caller pins one or more keys and a threshold; a record (a filter
+ * manifest, a key rotation, an escalation manifest) is believed only when at
+ * least `threshold` DISTINCT pinned keys signed its canonical bytes
+ * (js/canonical.js). Signatures by keys that are not pinned are ignored, a
+ * key that signs twice counts once, and a malformed signature is an error.
+ *
+ * Verification uses the runtime's Ed25519 (WebCrypto: Chromium 137+,
+ * Firefox 129+, Safari 17+, Node 18.4+) and, where it has none, the verifier
+ * written here (js/ed25519.js), which gives the same verdict. There is no
+ * third path: a runtime with neither would be a bug, never "accepted".
+ */
+import { base64url, fromBase64url } from './canonical.js';
+import { verifyEd25519 } from './ed25519.js';
+import { BloomgateError } from './errors.js';
+
+export const KEY_PREFIX = 'ed25519:';
+/** More keys than this in one pin or key set is refused: a threshold of hundreds is a mistake. */
+export const MAX_KEYS = 32;
+
+/**
+ * @typedef {{ id: string, raw: Uint8Array }} PublicKey
+ * @typedef {{ keys: ReadonlyArray<PublicKey>, threshold: number }} KeySet
+ * @typedef {{ keyid: string, sig: Uint8Array }} Signature
+ */
+
+/**
+ * `ed25519:BASE64URL` -> { id, raw }; null when it is not one.
+ * @param {unknown} text
+ * @returns {PublicKey | null}
+ */
+export function decodePublicKey(text) {
+  if (typeof text !== 'string' || !text.startsWith(KEY_PREFIX)) return null;
+  const raw = fromBase64url(text.slice(KEY_PREFIX.length));
+  if (raw === null || raw.length !== 32) return null;
+  return { id: `${KEY_PREFIX}${base64url(raw)}`, raw };
+}
+
+/** @param {Uint8Array} raw 32 bytes */
+export function publicKeyId(raw) {
+  return `${KEY_PREFIX}${base64url(raw)}`;
+}
+
+/**
+ * The caller's `keys` and `threshold` options as a key set; null when no keys
+ * are given (unsigned mode). Argument mistakes are TypeError/RangeError.
+ * @param {unknown} keys
+ * @param {unknown} threshold
+ * @param {string} where e.g. 'openFilter()'
+ * @returns {KeySet | null}
+ */
+export function keySetFromOptions(keys, threshold, where) {
+  if (keys === undefined || keys === null) {
+    if (threshold !== undefined) throw new TypeError(`${where}: threshold needs keys`);
+    return null;
+  }
+  if (!Array.isArray(keys) || keys.length === 0) {
+    throw new TypeError(`${where}: keys must be a non-empty array of 'ed25519:BASE64URL' public keys (what 'bloomgate keygen' prints)`);
+  }
+  if (keys.length > MAX_KEYS) throw new RangeError(`${where}: at most ${MAX_KEYS} keys`);
+  /** @type {PublicKey[]} */
+  const decoded = [];
+  for (const [i, key] of keys.entries()) {
+    const one = decodePublicKey(key);
+    if (one === null) {
+      throw new TypeError(`${where}: keys[${i}] is not an Ed25519 public key of the form 'ed25519:' + 43 base64url characters: ${JSON.stringify(String(key).slice(0, 80))}`);
+    }
+    if (decoded.some((other) => other.id === one.id)) throw new TypeError(`${where}: keys[${i}] is listed twice`);
+    decoded.push(one);
+  }
+  const count = threshold ?? 1;
+  if (!Number.isInteger(count) || /** @type {number} */ (count) < 1 || /** @type {number} */ (count) > decoded.length) {
+    throw new RangeError(`${where}: threshold must be an integer from 1 to ${decoded.length} (the number of keys), got ${String(threshold)}`);
+  }
+  return Object.freeze({ keys: Object.freeze(decoded), threshold: /** @type {number} */ (count) });
+}
+
+/**
+ * A record's `signatures` array, each entry checked: [{ keyid, sig }].
+ * @param {unknown} value
+ * @param {string} what the record, for messages
+ * @returns {Signature[]}
+ */
+export function parseSignatures(value, what) {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new BloomgateError('E_SIGNATURE', `${what} has a "signatures" that is not an array`);
+  if (value.length > MAX_KEYS) throw new BloomgateError('E_SIGNATURE', `${what} carries ${value.length} signatures (at most ${MAX_KEYS})`);
+  return value.map((entry, i) => {
+    if (entry === null || typeof entry !== 'object') throw new BloomgateError('E_SIGNATURE', `${what}: signatures[${i}] is not an object`);
+    const key = decodePublicKey(entry.keyid);
+    if (key === null) throw new BloomgateError('E_SIGNATURE', `${what}: signatures[${i}].keyid is not an 'ed25519:' public key`);
+    const sig = fromBase64url(entry.sig);
+    if (sig === null || sig.length !== 64) throw new BloomgateError('E_SIGNATURE', `${what}: signatures[${i}].sig is not 64 bytes of base64url`);
+    return { keyid: key.id, sig };
+  });
+}
+
+/* ------------------------------------------------------------------------ */
+/* One verification: the runtime's Ed25519, else ours                        */
+/* ------------------------------------------------------------------------ */
+
+const subtle = globalThis.crypto?.subtle;
+/** @type {Promise<boolean> | null} whether this runtime's WebCrypto has Ed25519 */
+let nativeSupport = null;
+/** @type {Map<string, Promise<CryptoKey>>} */
+const importedKeys = new Map();
+
+// RFC 8032 §7.1 TEST 1's public key: importing it tells whether WebCrypto has Ed25519.
+const PROBE_KEY = Uint8Array.from([
+  0xd7, 0x5a, 0x98, 0x01, 0x82, 0xb1, 0x0a, 0xb7, 0xd5, 0x4b, 0xfe, 0xd3, 0xc9, 0x64, 0x07, 0x3a,
+  0x0e, 0xe1, 0x72, 0xf3, 0xda, 0xa6, 0x23, 0x25, 0xaf, 0x02, 0x1a, 0x68, 0xf7, 0x07, 0x51, 0x1a,
+]);
+
+function hasNativeEd25519() {
+  if (nativeSupport === null) {
+    nativeSupport = typeof subtle?.importKey !== 'function' ? Promise.resolve(false)
+      : subtle.importKey('raw', PROBE_KEY, { name: 'Ed25519' }, false, ['verify']).then(() => true, () => false);
+  }
+  return nativeSupport;
+}
+
+/** 'webcrypto' or 'js': which verifier this runtime uses (stats() reports it). */
+export async function verifierName() {
+  return (await hasNativeEd25519()) ? 'webcrypto' : 'js';
+}
+
+/**
+ * @param {PublicKey} key
+ * @param {Uint8Array} sig
+ * @param {Uint8Array} message
+ */
+async function verifyOne(key, sig, message) {
+  if (await hasNativeEd25519()) {
+    let imported = importedKeys.get(key.id);
+    if (imported === undefined) {
+      imported = /** @type {SubtleCrypto} */ (subtle).importKey('raw', key.raw, { name: 'Ed25519' }, false, ['verify']);
+      importedKeys.set(key.id, imported);
+      imported.catch(() => importedKeys.delete(key.id));
+    }
+    let cryptoKey;
+    try {
+      cryptoKey = await imported;
+    } catch {
+      return false; // not a point on the curve: nothing it signs is valid
+    }
+    return /** @type {SubtleCrypto} */ (subtle).verify({ name: 'Ed25519' }, cryptoKey, sig, message);
+  }
+  return verifyEd25519(key.raw, message, sig);
+}
+
+/**
+ * Check that at least `trusted.threshold` distinct trusted keys signed
+ * `message`; resolve with the ids that did, or reject with E_SIGNATURE.
+ * @param {Uint8Array} message the record's canonical bytes
+ * @param {Signature[]} signatures from parseSignatures
+ * @param {KeySet} trusted
+ * @param {string} what the record, for messages
+ * @returns {Promise<string[]>}
+ */
+export async function verifyThreshold(message, signatures, trusted, what) {
+  /** @type {string[]} */
+  const signedBy = [];
+  let invalid = 0;
+  let foreign = 0;
+  for (const { keyid, sig } of signatures) {
+    const key = trusted.keys.find((candidate) => candidate.id === keyid);
+    if (key === undefined) {
+      foreign++;
+      continue;
+    }
+    if (signedBy.includes(key.id)) continue;
+    if (await verifyOne(key, sig, message)) signedBy.push(key.id);
+    else invalid++;
+  }
+  if (signedBy.length >= trusted.threshold) return signedBy;
+  const need = `${trusted.threshold} of the ${trusted.keys.length} trusted key(s)`;
+  let detail;
+  if (signatures.length === 0) detail = 'is unsigned';
+  else if (invalid > 0) detail = `has ${invalid} signature(s) that do not verify`;
+  else if (signedBy.length === 0 && foreign > 0) detail = `is signed only by key(s) that are not trusted here (${signatures.map((s) => s.keyid).join(', ')})`;
+  else detail = `is signed by ${signedBy.length}`;
+  throw new BloomgateError('E_SIGNATURE', `${what} ${detail}; ${need} must sign it`);
+}
