@@ -19,21 +19,40 @@
  *     `Add-Padding: true`, it answers every prefix with 800 to 1,000 rows. A
  *     range endpoint without a manifest is believed only when a padded reply
  *     has at least that many rows.
+ *  3. With publisher keys (the caller's `keys` and `threshold`, or the ones a
+ *     filter from openFilter was opened with), rule 1 is not enough: whoever
+ *     hosts the endpoint could write any manifest. The manifest must be
+ *     version 2, signed by `threshold` of the keys, not expired, and rule 1
+ *     must hold for its signed fields. Its `root` then authenticates every
+ *     reply: the client fetches `{base}/{block}.proof` beside the reply,
+ *     recomputes the prefix's leaf from the reply's real rows (js/merkle.js)
+ *     and walks to the root. A reply that does not reach the signed root is an
+ *     error, never "clean". Rule 2 still holds for the public service, over
+ *     https only; any other endpoint without a signed manifest is refused.
  *
  * Everything else — an unknown endpoint's 404, an empty reply where padding
  * was asked, a store of another list, a half-written export (its manifest
- * comes last) — is an E_ESCALATION error for the caller's `onError`.
+ * comes last), an unsigned or forged manifest or reply when keys are given —
+ * is an E_ESCALATION error for the caller's `onError`.
  *
  * Manifests are fetched once per endpoint and fetch function and kept for
  * five minutes ("no manifest" for one); a failed fetch is not kept. A new
  * `fetch` function (options.fetch) starts with an empty cache.
  */
+import { CanonicalWriter, hexBytes } from './canonical.js';
 import { BloomgateError } from './errors.js';
 import { privateGet } from './http.js';
+import { blockDigits, merkleHasher, TREE_SHAPES, verifyLeaf } from './merkle.js';
+import { keySetFromOptions, parseSignatures, verifyThreshold } from './signature.js';
+import * as wasm from './wasm/index.js';
 
 export const MANIFEST_NAME = 'manifest.json';
 export const MANIFEST_FORMAT = 'bloomgate-escalation';
+/** Unsigned manifests; version 2 adds the Merkle root and signatures (rule 3). */
 export const MANIFEST_VERSION = 1;
+export const SIGNED_MANIFEST_VERSION = 2;
+/** The domain of the canonical bytes a version 2 manifest's signatures cover. */
+export const MANIFEST_DOMAIN = 'bloomgate-escalation-manifest/2';
 /** The public breached-password range service; see the trust rule 2 above. */
 export const PUBLIC_RANGE_HOST = 'api.pwnedpasswords.com';
 /** Fewest rows of a padded reply of the public service (its documentation: 800 to 1,000). */
@@ -46,6 +65,8 @@ const MANIFEST_TTL_MS = 5 * 60 * 1000;
 /** "No manifest" is kept for less time: an export that completes meanwhile is believed soon after. */
 const ABSENT_TTL_MS = 60 * 1000;
 const MAX_MANIFEST_BYTES = 64 * 1024;
+/** A proof is 640 bytes (range) or ~1 KB (hashes, 16 siblings and the block's leaves); far more is not one. */
+const MAX_PROOF_BYTES = 256 * 1024;
 /** Answers to a manifest request that mean "this endpoint has none" (S3 answers 403 for a missing key). */
 const NO_MANIFEST = new Set([400, 403, 404, 410]);
 const UNNAMED = '0'.repeat(32);
@@ -73,9 +94,12 @@ function malformed(url, problem) {
 
 /**
  * A manifest as parseManifest returns it: every one of these fields checked.
+ * Version 2 adds `root`, `depth`, `blockBits`, `expires` (seconds since 1970, 0: none) and
+ * `signatures` (kept unparsed until a caller with keys checks them).
  * @typedef {{ url: string, format: string, version: number, protocol: 'range' | 'hashes', hashType: string,
  *   listId: string, generation: number, records: number, minCount: number,
- *   padding: 'none' | 'request' | 'static', notFound: 'error' | 'empty' }} Manifest
+ *   padding: 'none' | 'request' | 'static', notFound: 'error' | 'empty',
+ *   root?: string, depth?: number, blockBits?: number, expires?: number, signatures?: unknown }} Manifest
  */
 
 /**
@@ -90,7 +114,9 @@ export function parseManifest(text, url, protocol) {
     return null; // not JSON: some other server's answer to an unknown path
   }
   if (value === null || typeof value !== 'object' || value.format !== MANIFEST_FORMAT) return null;
-  if (value.version !== MANIFEST_VERSION) throw malformed(url, `version ${value.version} is not ${MANIFEST_VERSION} (upgrade bloomgate)`);
+  if (value.version !== MANIFEST_VERSION && value.version !== SIGNED_MANIFEST_VERSION) {
+    throw malformed(url, `version ${value.version} is not ${MANIFEST_VERSION} or ${SIGNED_MANIFEST_VERSION} (upgrade bloomgate)`);
+  }
   if (value.protocol !== protocol) throw malformed(url, `it describes a '${value.protocol}' endpoint, not '${protocol}'`);
   if (value.hashType !== PROTOCOLS[protocol]) throw malformed(url, `hash type '${value.hashType}', expected '${PROTOCOLS[protocol]}'`);
   if (typeof value.listId !== 'string' || !/^[0-9a-f]{32}$/.test(value.listId)) throw malformed(url, 'listId must be 32 lowercase hex digits');
@@ -99,7 +125,37 @@ export function parseManifest(text, url, protocol) {
   }
   if (!PADDING.has(value.padding)) throw malformed(url, `padding must be one of ${[...PADDING].join(', ')}`);
   if (!NOT_FOUND.has(value.notFound)) throw malformed(url, `notFound must be one of ${[...NOT_FOUND].join(', ')}`);
+  if (value.version === SIGNED_MANIFEST_VERSION) {
+    const shape = TREE_SHAPES[protocol];
+    if (typeof value.root !== 'string' || !/^[0-9a-f]{64}$/.test(value.root)) throw malformed(url, 'root must be 64 lowercase hex digits');
+    if (value.depth !== shape.depth || value.blockBits !== shape.blockBits) {
+      throw malformed(url, `a ${protocol} tree has depth ${shape.depth} and blockBits ${shape.blockBits}, not ${value.depth} and ${value.blockBits}`);
+    }
+    if (value.expires === undefined) value.expires = 0;
+    if (!Number.isSafeInteger(value.expires) || value.expires < 0) throw malformed(url, 'expires must be seconds since 1970 (0 or absent: none)');
+  }
   return Object.freeze({ ...value, url });
+}
+
+/**
+ * The canonical bytes a version 2 manifest's signatures cover (docs/FORMAT.md).
+ * @param {Omit<Manifest, 'url' | 'format' | 'version'>} manifest
+ */
+export function manifestBytes(manifest) {
+  return new CanonicalWriter(MANIFEST_DOMAIN)
+    .text(manifest.protocol)
+    .text(manifest.hashType)
+    .fixed(hexBytes(manifest.listId), 16)
+    .u64(manifest.generation)
+    .u64(manifest.records)
+    .u64(manifest.minCount)
+    .text(manifest.padding)
+    .text(manifest.notFound)
+    .u8(/** @type {number} */ (manifest.depth))
+    .u8(/** @type {number} */ (manifest.blockBits))
+    .fixed(hexBytes(/** @type {string} */ (manifest.root)), 32)
+    .u64(manifest.expires ?? 0)
+    .finish();
 }
 
 async function fetchManifest(base, protocol, request) {
@@ -165,12 +221,124 @@ export function checkManifestFor(manifest, list) {
 }
 
 /**
- * The manifest of an endpoint that serves `store` (a StoreReader): what
- * `bloomgate serve` answers and `bloomgate export-ranges` writes last.
- * @param {import('./store.js').StoreReader} store
- * @param {{ protocol: 'range' | 'hashes', padding: 'none' | 'request' | 'static', notFound: 'error' | 'empty' }} how
+ * The publisher keys a check trusts: the caller's `keys` and `threshold`, else
+ * the ones a filter from openFilter was opened with (its `trust`); null: none.
+ * @returns {import('./signature.js').KeySet | null}
  */
-export function storeManifest(store, { protocol, padding, notFound }) {
+export function trustOf(options, filter, where) {
+  const own = keySetFromOptions(options.keys, options.threshold, where);
+  if (own !== null) return own;
+  const trust = filter?.trust;
+  return trust ? keySetFromOptions(trust.keys, trust.threshold, `${where} (the filter's keys)`) : null;
+}
+
+/** manifest -> Map(key set -> Promise of the verified root); one verification per manifest and key set. */
+const verified = new WeakMap();
+
+/**
+ * What authenticates this endpoint's replies under `keys` (rule 3): the signed root and tree shape.
+ * Without keys, null (rules 1 and 2 as they are). Throws E_ESCALATION when the manifest is
+ * missing, unsigned, signed by other keys, expired, or names another list.
+ * @param {Readonly<Manifest> | null} manifest
+ * @param {{ listId: string, generation: number, minCount?: number } | null} list
+ * @param {import('./signature.js').KeySet | null} keys
+ * @param {string} base the endpoint
+ * @param {'range' | 'hashes'} protocol
+ * @returns {Promise<{ root: Uint8Array, shape: import('./merkle.js').TreeShape } | null>}
+ */
+export async function authorityOf(manifest, list, keys, base, protocol) {
+  if (manifest) checkManifestFor(manifest, list);
+  if (keys === null) return null;
+  if (!manifest) {
+    if (protocol === 'range' && isPublicRangeService(base) && String(base).startsWith('https:')) return null; // rule 2, over TLS
+    throw new BloomgateError('E_ESCALATION',
+      `${protocol} endpoint ${base} has no signed manifest, and publisher keys are given: its "not listed" cannot be trusted ` +
+      `(export it with 'bloomgate export-ranges --sign KEY' or serve it with 'bloomgate serve --sign KEY')`);
+  }
+  if (manifest.version !== SIGNED_MANIFEST_VERSION) {
+    throw new BloomgateError('E_ESCALATION',
+      `the manifest at ${manifest.url} is unsigned (version ${manifest.version}), and publisher keys are given: not trusted ` +
+      `(re-export with 'bloomgate export-ranges --sign KEY', or serve with 'bloomgate serve --sign KEY')`,
+      { cause: new BloomgateError('E_SIGNATURE', `the escalation manifest at ${manifest.url} is unsigned`) });
+  }
+  let byKeys = verified.get(manifest);
+  if (!byKeys) verified.set(manifest, (byKeys = new Map()));
+  const id = `${keys.threshold} ${keys.keys.map((key) => key.id).join(' ')}`;
+  let check = byKeys.get(id);
+  if (!check) {
+    check = (async () => {
+      const what = `the ${protocol} manifest at ${manifest.url}`;
+      await verifyThreshold(manifestBytes(manifest), parseSignatures(manifest.signatures, what), keys, what);
+      return hexBytes(/** @type {string} */ (manifest.root));
+    })();
+    byKeys.set(id, check);
+  }
+  let root;
+  try {
+    root = await check;
+  } catch (/** @type {any} */ error) {
+    throw new BloomgateError('E_ESCALATION', `${error?.message ?? error}: its replies are not trusted`, { cause: error });
+  }
+  const expires = /** @type {number} */ (manifest.expires);
+  if (expires !== 0 && Date.now() / 1000 > expires) {
+    throw new BloomgateError('E_ESCALATION', `the signed manifest at ${manifest.url} expired at ${new Date(expires * 1000).toISOString()}: its replies are not trusted`);
+  }
+  return { root, shape: TREE_SHAPES[protocol] };
+}
+
+/**
+ * The proof a reply for `prefix` (hex) is checked against: `{base}/{block}.proof`, binary.
+ * @param {string} base
+ * @param {string} prefix the reply's hex prefix
+ * @param {import('./merkle.js').TreeShape} shape
+ * @param {{ fetch: typeof fetch, signal?: AbortSignal, timeoutMs: number, endpoint: string }} request
+ */
+export async function fetchProof(base, prefix, shape, request) {
+  const { bytes } = await privateGet(endpointUrl(base, `${prefix.slice(0, blockDigits(shape)).toUpperCase()}.proof`), {
+    ...request,
+    limit: MAX_PROOF_BYTES,
+    what: 'proof',
+    binary: true,
+  });
+  return /** @type {Uint8Array} */ (bytes);
+}
+
+/** The leaf and node hashing of js/merkle.js over the wasm SHA-256 (the module is ready by now). */
+let hasher = null;
+
+/**
+ * Does the reply for `prefix` (its leaf's record bytes, js/merkle.js) reach the signed root?
+ * Throws E_ESCALATION ("reply not authenticated") when it does not.
+ * @param {{ root: Uint8Array, shape: import('./merkle.js').TreeShape }} authority from authorityOf
+ * @param {string} prefix the reply's hex prefix (5 or 8 digits)
+ * @param {Uint8Array} leafRecords
+ * @param {Uint8Array} proof from fetchProof
+ * @param {string} base the endpoint, for the message
+ */
+export function checkReply(authority, prefix, leafRecords, proof, base) {
+  hasher ??= merkleHasher((bytes) => wasm.sha256(bytes));
+  const leaf = hasher.leaf(leafRecords);
+  const problem = verifyLeaf(proof, parseInt(prefix, 16), leaf, authority.root, authority.shape, hasher);
+  if (problem !== null) {
+    throw new BloomgateError('E_ESCALATION', `the reply of ${base} for prefix ${prefix.toUpperCase()} is not authenticated: ${problem}`);
+  }
+}
+
+/**
+ * The manifest of an endpoint that serves `store` (a StoreReader): what
+ * `bloomgate serve` answers and `bloomgate export-ranges` writes last. With a
+ * `root` (hex), a version 2 manifest for `sign` to sign: `sign(bytes)` returns
+ * its `signatures` array.
+ * @param {import('./store.js').StoreReader} store
+ * @param {{ protocol: 'range' | 'hashes', padding: 'none' | 'request' | 'static', notFound: 'error' | 'empty',
+ *   root?: string, expires?: number, sign?: (bytes: Uint8Array) => Array<{ keyid: string, sig: string }> }} how
+ */
+export function storeManifest(store, { protocol, padding, notFound, root, expires, sign }) {
+  if (root !== undefined) {
+    const shape = TREE_SHAPES[protocol];
+    const fields = { ...storeManifest(store, { protocol, padding, notFound }), version: SIGNED_MANIFEST_VERSION, ...shape, root, expires: expires ?? 0 };
+    return { ...fields, signatures: sign ? sign(manifestBytes(fields)) : [] };
+  }
   return {
     format: MANIFEST_FORMAT,
     version: MANIFEST_VERSION,

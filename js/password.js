@@ -9,11 +9,14 @@
  * which answers every known suffix for that prefix as `SUFFIX35HEX:COUNT`
  * lines (CRLF). Padding rows have count 0 and are ignored. The suffix is
  * compared here, so only the 5-hex prefix ever leaves the client. Which
- * replies may say "not breached" is decided in endpoint.js.
+ * replies may say "not breached" is decided in endpoint.js; with publisher
+ * keys, `{rangeUrl}/{prefix}.proof` is fetched beside the reply and a "not
+ * breached" counts only when the reply's real rows reach the signed root.
  */
 import { BloomgateError } from './errors.js';
-import { checkManifestFor, endpointUrl, listOf, manifestOf, PADDED_MIN_ROWS } from './endpoint.js';
+import { authorityOf, checkReply, endpointUrl, fetchProof, listOf, manifestOf, PADDED_MIN_ROWS, trustOf } from './endpoint.js';
 import { checkTimeout, privateGet } from './http.js';
+import { rangeLeafRecords } from './merkle.js';
 import * as wasm from './wasm/index.js';
 
 /** A range reply is ~800-1,000 padded lines of 40 bytes; anything far larger is not one. */
@@ -72,6 +75,7 @@ export async function checkPassword(password, options = /** @type {any} */ ({}))
   }
   if (!PADDING_CHOICES.has(addPadding)) throw new TypeError(`checkPassword: addPadding must be true, false or 'auto', got ${String(addPadding)}`);
   checkTimeout(timeoutMs, 'checkPassword');
+  const keys = trustOf(options, filter, 'checkPassword');
   const minCount = thresholdOf(filter, options.minCount);
   await wasm.ready();
   const digest = digestOf(password);
@@ -83,13 +87,41 @@ export async function checkPassword(password, options = /** @type {any} */ ({}))
   const hex = toHex(digest);
   const request = { fetch: options.fetch ?? globalThis.fetch, signal, timeoutMs, endpoint: String(rangeUrl) };
   const manifest = await manifestOf(rangeUrl, 'range', request);
-  if (manifest) checkManifestFor(manifest, listOf(filter, true));
+  const authority = await authorityOf(manifest, listOf(filter, true), keys, rangeUrl, 'range');
   const padded = addPadding === 'auto' ? (manifest ? manifest.padding === 'request' : true) : addPadding;
-  const { suffixes, rows } = await fetchRangeRows(rangeUrl, hex.slice(0, 5), request, padded);
+  const prefix = hex.slice(0, 5);
+  // The proof travels beside the reply (one round trip); a failed proof matters only for a "no".
+  const proof = authority ? settle(fetchProof(rangeUrl, prefix, authority.shape, request)) : null;
+  const { suffixes, rows } = await fetchRangeRows(rangeUrl, prefix, request, padded);
   const count = suffixes.get(hex.slice(5)) ?? 0;
   // A listed suffix is believed from anyone; any other answer only from a proven endpoint.
-  if (count < minCount) requireTrust(manifest, padded, rows, rangeUrl);
+  if (count < minCount) {
+    requireTrust(manifest, padded, rows, rangeUrl);
+    if (authority) checkReply(authority, prefix, rangeLeafRecords(replyRecords(prefix, suffixes)), await unsettle(proof), rangeUrl);
+  }
   return { breached: count >= minCount, count, escalated: true, confirmed: true, minCount };
+}
+
+/** A promise whose rejection is held until awaited through unsettle() (never "unhandled" meanwhile). */
+function settle(promise) {
+  return promise.then((value) => ({ value }), (error) => ({ error }));
+}
+
+async function unsettle(settled) {
+  const outcome = await settled;
+  if ('error' in outcome) throw outcome.error;
+  return outcome.value;
+}
+
+/** A reply's real rows as records in hash order: the leaf the proof is checked with (js/merkle.js). */
+function replyRecords(prefix, suffixes) {
+  return [...suffixes.keys()].sort().map((suffix) => ({ hash: hexToBytes(prefix + suffix), count: suffixes.get(suffix) }));
+}
+
+function hexToBytes(hex) {
+  const bytes = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return bytes;
 }
 
 /** The threshold a check decides with: the filter's, or a stricter one the caller asks for. */

@@ -315,12 +315,14 @@ export class StoreReader {
    * @returns {Promise<Array<{ hash: Uint8Array, count: number }>>}
    */
   async lookup(prefix, prefixBits) {
-    if (prefixBits < this.indexBits) throw new RangeError(`prefix of ${prefixBits} bits is shorter than the index (${this.indexBits})`);
     const padded = new Uint8Array(3);
     padded.set(prefix.subarray(0, 3));
     const bucket = bucketOf(padded, this.indexBits);
-    const first = this.index[bucket];
-    const n = this.index[bucket + 1] - first;
+    // A prefix shorter than the index spans several buckets (proofs read a whole 16-bit block).
+    const span = prefixBits < this.indexBits ? 2 ** (this.indexBits - prefixBits) : 1;
+    const firstBucket = span > 1 ? bucket - (bucket % span) : bucket;
+    const first = this.index[firstBucket];
+    const n = this.index[firstBucket + span] - first;
     if (n === 0) return [];
     const bytes = await this.#read(this.recordsOffset + first * this.recordSize, n * this.recordSize);
     const view = new DataView(bytes.buffer);

@@ -9,10 +9,13 @@
  * "maybe", each candidate expression is escalated by its 4-byte hash prefix
  * (`GET {hashesUrl}/{8 hex}`), the server returns the full hashes with that
  * prefix, and the comparison happens here: the URL never leaves the client.
+ * With publisher keys, each "none listed" is checked against the signed root
+ * with the proof of the prefix's 4-hex block (endpoint.js, merkle.js).
  */
 import { BloomgateError } from './errors.js';
-import { checkManifestFor, endpointUrl, listOf, manifestOf } from './endpoint.js';
+import { authorityOf, checkReply, endpointUrl, fetchProof, listOf, manifestOf, trustOf } from './endpoint.js';
 import { checkTimeout, privateGet } from './http.js';
+import { blockDigits, hashesLeafRecords } from './merkle.js';
 import { urlCandidates } from './filter.js';
 import * as wasm from './wasm/index.js';
 
@@ -111,6 +114,7 @@ export async function checkUrl(url, options = /** @type {any} */ ({})) {
     throw new BloomgateError('E_KEY_ENCODING', `URL filters use key encoding 'url'; this filter uses '${keyEncodingOf(filter)}'`);
   }
   checkTimeout(timeoutMs, 'checkUrl');
+  const keys = trustOf(options, filter, 'checkUrl');
   const input = requireUrlString(url, 'checkUrl');
   await wasm.ready();
   const candidates = urlCandidates(filter, input).map(({ expression, digest }) => ({ expression, hex: hexOf(digest) }));
@@ -125,14 +129,39 @@ export async function checkUrl(url, options = /** @type {any} */ ({})) {
       `hashes endpoint ${hashesUrl} has no bloomgate manifest (${endpointUrl(hashesUrl, 'manifest.json')}), so its "not listed" cannot be trusted ` +
       "(serve it with 'bloomgate serve --url-store' or 'bloomgate export-ranges')");
   }
-  checkManifestFor(manifest, listOf(filter, false));
+  const authority = await authorityOf(manifest, listOf(filter, false), keys, String(hashesUrl), 'hashes');
   const replies = new Map(); // one request per distinct 4-byte prefix
+  const proofs = new Map(); // with keys: one proof per 4-hex block, fetched beside the first reply
   for (const { expression, hex } of candidates) {
     const prefix = hex.slice(0, 8);
-    if (!replies.has(prefix)) replies.set(prefix, await fetchFullHashes(hashesUrl, prefix, request, manifest));
+    if (!replies.has(prefix)) {
+      if (authority) {
+        const block = prefix.slice(0, blockDigits(authority.shape));
+        if (!proofs.has(block)) {
+          const pending = fetchProof(String(hashesUrl), prefix, authority.shape, request);
+          pending.catch(() => {}); // awaited below, only when a "none listed" needs it
+          proofs.set(block, pending);
+        }
+      }
+      replies.set(prefix, await fetchFullHashes(hashesUrl, prefix, request, manifest));
+    }
     if (replies.get(prefix).has(hex)) return { listed: true, expression, escalated: true, confirmed: true };
   }
+  if (authority) {
+    // No candidate listed: every reply's "none" must reach the signed root.
+    for (const [prefix, hashes] of replies) {
+      const proof = await proofs.get(prefix.slice(0, blockDigits(authority.shape)));
+      const records = [...hashes].sort().map((hash) => ({ hash: hexToBytes(hash) }));
+      checkReply(authority, prefix, hashesLeafRecords(records), proof, String(hashesUrl));
+    }
+  }
   return { listed: false, expression: null, escalated: true, confirmed: true };
+}
+
+function hexToBytes(hex) {
+  const bytes = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return bytes;
 }
 
 async function fetchFullHashes(hashesUrl, prefix, request, manifest) {

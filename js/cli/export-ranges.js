@@ -8,12 +8,20 @@
 // last, and only then is the directory renamed into place. A kill or a full
 // disk leaves the previous export untouched (or no export), never a partial
 // one under the real name; the next run removes what a killed run left.
+//
+// With --sign KEY (repeatable) the manifest is version 2: the store's Merkle
+// root (js/merkle.js), signed, and a proof file beside the replies —
+// `range/{5 hex}.proof` for every prefix, `hashes/{4 hex}.proof` for every
+// 4-hex block (2^32 prefixes cannot each have a file; a block's proof holds
+// its leaves, so a prefix without a file, a 404, is provable too).
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { MANIFEST_NAME, storeManifest } from '../endpoint.js';
+import { proofBytes } from '../merkle.js';
 import { StoreReader, rangeReply } from '../store.js';
+import { forEachBlock, storeTree } from '../store-tree.js';
 import { parseCommandArgs } from './args.js';
 import { cannotCreate, cannotOpen, EXIT, usageError } from './errors.js';
 import { COMMAND_HELP } from './help.js';
@@ -28,6 +36,7 @@ export async function run(argv) {
     output: { type: 'string', short: 'o' },
     pad: { type: 'boolean' },
     quiet: { type: 'boolean', short: 'q' },
+    sign: { type: 'string', multiple: true },
   });
   if (values.help) {
     process.stdout.write(COMMAND_HELP['export-ranges']);
@@ -35,6 +44,7 @@ export async function run(argv) {
   }
   if (positionals.length !== 1) throw usageError("export-ranges takes one .bgs store (see 'bloomgate export-ranges --help')");
   if (!values.output) throw usageError("missing -o/--output DIR (see 'bloomgate export-ranges --help')");
+  const signingKeys = values.sign?.length ? await (await import('./signing.js')).readSigningKeys(values.sign) : null;
   let store;
   try {
     store = await StoreReader.open(positionals[0]);
@@ -54,8 +64,16 @@ export async function run(argv) {
     try {
       await makeDir(temporary);
       files = protocol === 'range' ? await exportPasswordRanges(store, temporary, pad) : await exportUrlHashes(store, temporary);
+      let root;
+      let sign;
+      if (signingKeys) {
+        const { signAll } = await import('./signing.js');
+        root = await writeProofs(store, protocol, temporary);
+        files += protocol === 'range' ? PREFIXES : 2 ** 16;
+        sign = (bytes) => signAll(bytes, signingKeys);
+      }
       // The manifest last: its presence is what says "complete".
-      const manifest = storeManifest(store, { protocol, padding: pad ? 'static' : 'none', notFound: protocol === 'range' ? 'error' : 'empty' });
+      const manifest = storeManifest(store, { protocol, padding: pad ? 'static' : 'none', notFound: protocol === 'range' ? 'error' : 'empty', root, sign });
       writeOutput(join(temporary, MANIFEST_NAME), `${JSON.stringify(manifest, null, 2)}\n`);
       replaceDirectory(temporary, target);
     } catch (error) {
@@ -197,6 +215,30 @@ async function exportPasswordRanges(store, dir, pad) {
     writeOutput(join(dir, name), rangeReply(inRange, pad));
   }
   return PREFIXES;
+}
+
+/**
+ * The proof files of a signed export (docs/FORMAT.md, "Authenticated replies"): one pass builds
+ * the tree, then every range prefix gets its 20 siblings (640 bytes), or every 4-hex hashes block
+ * its leaves and 16 siblings, read again from the store block by block. Returns the root (hex).
+ */
+async function writeProofs(store, protocol, dir) {
+  const tree = await storeTree(store, protocol);
+  const { top, shape } = tree;
+  const digits = protocol === 'range' ? 5 : 4;
+  const name = (block) => `${block.toString(16).toUpperCase().padStart(digits, '0')}.proof`;
+  if (protocol === 'range') {
+    for (let prefix = 0; prefix < PREFIXES; prefix++) writeOutput(join(dir, name(prefix)), proofBytes([], top.siblings(prefix), shape));
+    return tree.root;
+  }
+  let next = 0; // blocks without hashes get a proof of their empty block
+  await forEachBlock(store.records(), protocol, tree.hasher, (block, entries) => {
+    for (; next < block; next++) writeOutput(join(dir, name(next)), proofBytes([], top.siblings(next), shape));
+    writeOutput(join(dir, name(block)), proofBytes(entries, top.siblings(block), shape));
+    next = block + 1;
+  });
+  for (; next < 2 ** 16; next++) writeOutput(join(dir, name(next)), proofBytes([], top.siblings(next), shape));
+  return tree.root;
 }
 
 /** One file per 4-byte prefix that has hashes; clients read a missing file (404) as none. */
