@@ -25,6 +25,7 @@ import { basename, extname, join, resolve, sep } from 'node:path';
 import { storeManifest } from './endpoint.js';
 import { BloomFilter } from './filter.js';
 import { StoreReader, parseHexPrefix, rangeReplyBytes } from './store.js';
+import { storeProof, storeTree } from './store-tree.js';
 
 const CONTENT_TYPES = {
   '.html': 'text/html; charset=utf-8',
@@ -233,6 +234,9 @@ async function resolveMounts(staticDir) {
  * @param {number} [options.headersTimeoutMs=10000] a request whose headers take longer is cut
  * @param {number} [options.requestTimeoutMs=15000] likewise for the whole request
  * @param {(error: Error) => void} [options.onError] unexpected handler errors (default: stderr)
+ * @param {(bytes: Uint8Array) => Array<{ keyid: string, sig: string }>} [options.sign] sign the
+ *   endpoint manifests' canonical bytes (`serve --sign`): manifests become version 2 with the
+ *   stores' Merkle roots, and `/range/{5 hex}.proof`, `/hashes/{4 hex}.proof` answer proofs
  * @returns {Promise<import('node:http').Server & { stores: object }>} not yet listening
  */
 export async function createReferenceServer(options = {}) {
@@ -241,6 +245,19 @@ export async function createReferenceServer(options = {}) {
   const urlStore = options.urlStore ? await openStore(options.urlStore) : null;
   if (passwordStore && passwordStore.hashType !== 'sha1') throw new TypeError('passwordStore must hold sha1 records');
   if (urlStore && urlStore.hashType !== 'sha256') throw new TypeError('urlStore must hold sha256 records');
+  // Signed endpoints: each store's tree, built in one pass at start-up (js/store-tree.js), and
+  // its manifest, signed once.
+  const sign = options.sign;
+  const trees = {
+    range: passwordStore && sign ? await storeTree(passwordStore, 'range') : null,
+    hashes: urlStore && sign ? await storeTree(urlStore, 'hashes') : null,
+  };
+  /** @param {'range' | 'hashes'} protocol */
+  const manifestOf = (protocol) => {
+    const store = /** @type {StoreReader} */ (protocol === 'range' ? passwordStore : urlStore);
+    return `${JSON.stringify(storeManifest(store, { protocol, padding: 'request', notFound: 'error', root: trees[protocol]?.root, sign }), null, 2)}\n`;
+  };
+  const manifests = { range: passwordStore ? manifestOf('range') : '', hashes: urlStore ? manifestOf('hashes') : '' };
   const mounts = await resolveMounts(options.staticDir);
   const maxAge = options.maxAge ?? 300;
   const answerCache = options.answerCacheControl ?? ANSWER_CACHE;
@@ -324,8 +341,17 @@ export async function createReferenceServer(options = {}) {
     if ((match = /^\/(range|hashes)\/manifest\.json$/.exec(pathname))) {
       const store = match[1] === 'range' ? passwordStore : urlStore;
       if (!store) return text(res, 404, `no ${match[1] === 'range' ? 'password' : 'URL'} store is configured`);
-      const body = `${JSON.stringify(storeManifest(store, { protocol: /** @type {'range' | 'hashes'} */ (match[1]), padding: 'request', notFound: 'error' }), null, 2)}\n`;
+      const body = manifests[/** @type {'range' | 'hashes'} */ (match[1])];
       return send(res, 200, { 'content-type': 'application/json', 'cache-control': 'no-cache' }, body);
+    }
+    if ((match = /^\/(range|hashes)\/([^/]*)\.proof$/.exec(pathname))) {
+      const protocol = /** @type {'range' | 'hashes'} */ (match[1]);
+      const tree = trees[protocol];
+      if (!tree) return text(res, 404, `no signed ${protocol === 'range' ? 'password' : 'URL'} store is configured (serve --sign)`);
+      const digits = protocol === 'range' ? 5 : 4;
+      if (!parseHexPrefix(match[2], digits)) return text(res, 400, `the proof's block must be ${digits} hexadecimal characters`);
+      const proof = await storeProof(/** @type {StoreReader} */ (protocol === 'range' ? passwordStore : urlStore), protocol, tree, parseInt(match[2], 16));
+      return send(res, 200, { 'content-type': 'application/octet-stream', 'cache-control': answerCache, 'content-length': proof.length }, proof);
     }
     if ((match = /^\/range\/([^/]*)$/.exec(pathname))) {
       if (!passwordStore) return text(res, 404, 'no password store is configured');

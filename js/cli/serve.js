@@ -13,6 +13,7 @@ export async function run(argv) {
     host: { type: 'string' },
     port: { type: 'string' },
     'max-age': { type: 'string' },
+    sign: { type: 'string', multiple: true },
   });
   if (values.help) {
     process.stdout.write(COMMAND_HELP.serve);
@@ -29,6 +30,14 @@ export async function run(argv) {
   }
   const port = values.port === undefined ? 8787 : parseNonNegativeInteger('port', values.port);
   if (port > 65535) throw usageError(`invalid --port '${values.port}': expected 0..65535`);
+  // --sign KEY (repeatable): signed manifests and proofs for the stores (docs/FORMAT.md).
+  let sign;
+  if (values.sign?.length) {
+    if (!values['password-store'] && !values['url-store']) throw usageError('--sign signs the endpoints of --password-store or --url-store: give one');
+    const { readSigningKeys, signAll } = await import('./signing.js');
+    const keys = await readSigningKeys(values.sign);
+    sign = (bytes) => signAll(bytes, keys);
+  }
   const { startReferenceServer } = await import('../server.js');
   let started;
   try {
@@ -40,6 +49,7 @@ export async function run(argv) {
       host: values.host ?? '127.0.0.1',
       port,
       maxAge: values['max-age'] === undefined ? 300 : parseNonNegativeInteger('max-age', values['max-age']),
+      sign,
     });
   } catch (/** @type {any} */ error) {
     // A port in use or not allowed, a host that is not ours: what to do instead (exit 64).
