@@ -13,11 +13,20 @@
  * mixture. The two files are renamed one after the other; a meta whose
  * checksum does not name the .bgf beside it is dropped on reading (the .bgf
  * itself is always validated by the core before use).
+ *
+ * A writer killed between creating its temporary file and renaming it (kill -9, a crash, power
+ * loss) leaves `<hash>.bgf.tmp-<host>-<pid>-<random>` behind. Each storage sweeps the directory
+ * on its first use and before every write (sweepLeftovers): a temporary file is removed when its
+ * writer is provably gone — same host and pid namespace (`<host>`), that pid no longer running,
+ * not touched for LEFTOVER_AGE_MS — or when nothing has touched it for ABANDONED_AGE_MS whoever
+ * wrote it (another machine on a shared directory, a reused pid, the pre-tag name
+ * `.tmp-<pid>-<random>`). A live writer keeps writing, so its file stays young; one whose file
+ * is removed anyway fails its rename with an error and the copy already stored stays whole.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, unlinkSync } from 'node:fs';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
+import { homedir, hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** The platform's per-user cache directory, with a bloomgate folder in it. */
@@ -74,11 +83,96 @@ function readText(path) {
   }
 }
 
+/**
+ * Which host and pid namespace wrote a temporary file: 8 hex digits of the SHA-256 of the host
+ * name and, on Linux, the pid namespace (/proc/self/ns/pid), so a pid is only ever looked up
+ * where it means the same process (two containers sharing a cache directory and a host name
+ * have different namespaces).
+ */
+const WRITER_TAG = (() => {
+  let namespace = '';
+  try {
+    namespace = readlinkSync('/proc/self/ns/pid');
+  } catch {
+    // not Linux: the host name alone
+  }
+  return createHash('sha256').update(`${hostname()}\0${namespace}`).digest('hex').slice(0, 8);
+})();
+
+/** A temporary file of writeAtomic: `<40 hex>.(bgf|json).tmp-[<tag>-]<pid>-<12 hex>`. */
+const LEFTOVER = /^[0-9a-f]{40}\.(?:bgf|json)\.tmp-(?:([0-9a-f]{8})-)?([1-9][0-9]{0,9})-[0-9a-f]{12}$/;
+
+/** A temporary file of a writer that is gone is removed once it is this old (mtime). */
+const LEFTOVER_AGE_MS = 10_000;
+/** Any temporary file nothing has written to for this long is abandoned, whoever wrote it. */
+const ABANDONED_AGE_MS = 24 * 60 * 60 * 1000;
+
+/** Temporary files this process is writing now (never swept, whatever their age). */
+const writing = new Set();
+
+/**
+ * Is process `pid` (in this pid namespace) running? EPERM: it is, under another user. This
+ * process counts as running: its own temporary files outside `writing` may be another copy of
+ * this module's (a bundle beside the package), so only ABANDONED_AGE_MS removes them.
+ */
+function running(pid) {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return /** @type {NodeJS.ErrnoException} */ (error).code === 'EPERM';
+  }
+}
+
+/**
+ * Remove the temporary files that killed writers left in `dir` (see the file's comment); returns
+ * the names removed. Best effort: a file that cannot be examined or removed is left alone.
+ * @param {string} dir
+ * @param {number} [now]
+ * @returns {string[]}
+ */
+export function sweepLeftovers(dir, now = Date.now()) {
+  let names;
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return []; // no directory yet: nothing to sweep
+  }
+  const removed = [];
+  for (const name of names) {
+    const parts = LEFTOVER.exec(name);
+    if (!parts) continue;
+    const path = join(dir, name);
+    if (writing.has(path)) continue;
+    let info;
+    try {
+      info = lstatSync(path);
+    } catch {
+      continue; // renamed or removed meanwhile
+    }
+    if (!info.isFile()) continue;
+    const age = now - info.mtimeMs;
+    const pid = Number(parts[2]);
+    const ours = parts[1] === WRITER_TAG;
+    const gone = ours && !running(pid);
+    if (!(age > ABANDONED_AGE_MS || (gone && age > LEFTOVER_AGE_MS))) continue;
+    try {
+      unlinkSync(path);
+      removed.push(name);
+    } catch {
+      // removed by another sweeper, or not ours to remove
+    }
+  }
+  return removed;
+}
+
 /** Write `data` to `path` atomically: temporary file, fsync, rename. */
 async function writeAtomic(path, data) {
-  const temporary = `${path}.tmp-${process.pid}-${randomBytes(6).toString('hex')}`;
+  const temporary = `${path}.tmp-${WRITER_TAG}-${process.pid}-${randomBytes(6).toString('hex')}`;
   /** @type {import('node:fs/promises').FileHandle | null} */
   let handle = null;
+  writing.add(temporary);
   try {
     handle = await open(temporary, 'wx', 0o644);
     await handle.writeFile(data);
@@ -90,6 +184,8 @@ async function writeAtomic(path, data) {
     await /** @type {import('node:fs/promises').FileHandle | null} */ (handle)?.close().catch(() => {});
     await rm(temporary, { force: true }).catch(() => {});
     throw error;
+  } finally {
+    writing.delete(temporary);
   }
 }
 
@@ -104,10 +200,18 @@ export function createDirectoryStorage(directory) {
     const name = createHash('sha256').update(String(key)).digest('hex').slice(0, 40);
     return { file: join(dir, `${name}.bgf`), meta: join(dir, `${name}.json`) };
   };
+  let swept = false;
+  /** Sweep leftovers once on first use, and again before every write (writes are rare: one per update). */
+  const sweep = (always) => {
+    if (swept && !always) return;
+    swept = true;
+    sweepLeftovers(dir);
+  };
   return {
     kind: 'directory',
     directory: dir,
     async get(key) {
+      sweep(false);
       const paths = names(key);
       let bytes;
       try {
@@ -130,6 +234,7 @@ export function createDirectoryStorage(directory) {
     async set(key, bytes, meta) {
       const paths = names(key);
       await mkdir(dir, { recursive: true });
+      sweep(true);
       await writeAtomic(paths.file, bytes);
       await writeAtomic(paths.meta, JSON.stringify({ ...meta, key, checksum: headerChecksum(bytes) }));
     },
