@@ -137,7 +137,7 @@ async function verifyOne(key, sig, message) {
   if (await hasNativeEd25519()) {
     let imported = importedKeys.get(key.id);
     if (imported === undefined) {
-      imported = /** @type {SubtleCrypto} */ (subtle).importKey('raw', key.raw, { name: 'Ed25519' }, false, ['verify']);
+      imported = /** @type {SubtleCrypto} */ (subtle).importKey('raw', /** @type {BufferSource} */ (/** @type {unknown} */ (key.raw)), { name: 'Ed25519' }, false, ['verify']);
       importedKeys.set(key.id, imported);
       imported.catch(() => importedKeys.delete(key.id));
     }
@@ -147,7 +147,8 @@ async function verifyOne(key, sig, message) {
     } catch {
       return false; // not a point on the curve: nothing it signs is valid
     }
-    return /** @type {SubtleCrypto} */ (subtle).verify({ name: 'Ed25519' }, cryptoKey, sig, message);
+    return /** @type {SubtleCrypto} */ (subtle).verify({ name: 'Ed25519' }, cryptoKey,
+      /** @type {BufferSource} */ (/** @type {unknown} */ (sig)), /** @type {BufferSource} */ (/** @type {unknown} */ (message)));
   }
   return verifyEd25519(key.raw, message, sig);
 }

@@ -27,6 +27,8 @@ Usage:
   bloomgate diff OLD.bgf NEW.bgf -o DELTA.bgd      the delta from one generation to the next
   bloomgate patch OLD.bgf DELTA.bgd -o NEW.bgf     apply a delta (checked against its target)
   bloomgate publish NEW.bgf --dir SITE [--keep N]  a static filter site: file, deltas, manifest.json
+  bloomgate keygen -o publisher.key               a publisher key (Ed25519); prints the public key
+  bloomgate keys rotate --dir SITE --old K --new K move a site to a new key set, signed by the old
   bloomgate <command> --help                       options of one command
   bloomgate --version                              print the version
 
@@ -166,23 +168,76 @@ Options:
 
 ${EXIT_CODES_TEXT}
 `,
-  publish: `Usage: bloomgate publish NEW.bgf --dir SITE [--keep N] [--min-refresh SECONDS]
+  publish: `Usage: bloomgate publish NEW.bgf --dir SITE [--sign KEY ...] [options]
 
 Add a generation to a static filter site that any web server (or 'bloomgate
-serve --dir SITE') serves and openFilter() reads: SITE/filter-G.bgf, a delta
-from each of the last N generations to G (delta-F-G.bgd, kept only when it is
-smaller than half the file), and SITE/manifest.json (docs/FORMAT.md,
+serve --static SITE') serves and openFilter() reads: SITE/filter-G.bgf, a
+delta from each of the last N generations to G (delta-F-G.bgd, kept only when
+it is smaller than half the file), and SITE/manifest.json (docs/FORMAT.md,
 "Publication manifest"), written last and atomically, so a reader never sees
-a manifest naming files that are not there yet. Files of generations older
-than the last N are removed after the new manifest is in place.
+a manifest naming files that are not there yet. The manifest binds the list
+id, the generation, an expiry and the length and SHA-256 of every file, and
+--sign signs those bytes: clients that pin your public key (openFilter(url,
+{ keys })) refuse anything else. Files of generations older than the last N
+are removed after the new manifest is in place. A lock file
+(SITE/.bloomgate.lock) keeps two runs on one site apart: the second exits 75.
 
-NEW must name a list (build it with --like, --list-id or --store) and be a
-later generation of the list the site already holds.
+NEW must name a list (build it with --like, --list-id or --store) and be the
+next generation of the list the site holds. Publishing the site's current
+file again renews the expiry (sign it again before it expires).
 
 Options:
   --dir DIR             the site directory (created when missing)
+  --sign KEYFILE        sign with this private key ('bloomgate keygen');
+                        repeat for k-of-n. Without it the manifest is unsigned
+                        and clients cannot tell it from a forgery
+  --expires-in D        how long the manifest is good for: 7d (default), 12h,
+                        90m, 3600s; 60s to 366d. Past it, clients flag every
+                        answer stale: re-publish (or re-sign) sooner
   --keep N              generations to keep deltas from (default 3)
-  --min-refresh SECONDS how long clients wait between manifest checks (default 3600)
+  --min-refresh SECONDS how long clients wait between manifest checks
+                        (default 3600; 0 lets them check as often as they like)
+  --replace-list        NEW is of another list: it replaces the site's list,
+                        and the signed manifest names the old list as replaced,
+                        so clients holding it move on (signed clients only)
+  --force               allow a generation jump of more than one
+  -q, --quiet           no summary on stderr
+  -h, --help            this help
+
+${EXIT_CODES_TEXT}
+`,
+  keygen: `Usage: bloomgate keygen -o publisher.key
+
+Write a new Ed25519 private key to FILE (PKCS#8 PEM, mode 0600; an existing
+file is never overwritten) and print its public key, 'ed25519:BASE64URL', on
+stdout: the value apps pin with openFilter(url, { keys: ['ed25519:...'] }).
+Keep the private key off the web host: whoever holds it can publish filters
+your clients believe.
+
+Options:
+  -o, --output FILE     where to write the private key (required)
+  -q, --quiet           print only the public key
+  -h, --help            this help
+
+${EXIT_CODES_TEXT}
+`,
+  keys: `Usage: bloomgate keys rotate --dir SITE --old KEYFILE --new KEYFILE|ed25519:... [options]
+
+Move a site to a new key set: key set N+1 (its keys and threshold) is signed
+by the outgoing keys and appended to SITE/keys.json (docs/FORMAT.md, "Key
+rotation"). Clients that trust the outgoing set verify it, trust the new set
+from then on and refuse what only the old keys sign. When every --new is a
+private key file (at least --threshold of them), manifest.json is signed again
+with the new keys at once; otherwise publish next with --sign NEWKEY.
+
+Options:
+  --dir DIR             the site directory (it must have a manifest.json)
+  --old KEYFILE         an outgoing private key; repeat to reach the current
+                        set's threshold
+  --new KEY             an incoming key: a private key file or its public
+                        'ed25519:...'; repeat for k-of-n
+  --threshold N         signatures the new set needs (default 1)
+  --expires-in D        expiry of the re-signed manifest (default 7d)
   -q, --quiet           no summary on stderr
   -h, --help            this help
 

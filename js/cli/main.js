@@ -16,6 +16,8 @@ const COMMANDS = {
   diff: () => import('./diff.js'),
   patch: () => import('./patch.js'),
   publish: () => import('./publish.js'),
+  keygen: () => import('./keygen.js'),
+  keys: () => import('./keys.js'),
 };
 
 export function version() {

@@ -2,37 +2,62 @@
 // `bloomgate publish NEW.bgf --dir SITE`: a static filter site. Each
 // generation G is SITE/filter-G.bgf; deltas from the last N generations are
 // SITE/delta-F-G.bgd; SITE/manifest.json (docs/FORMAT.md, "Publication
-// manifest") names them with their lengths and SRI hashes and is written
-// last, atomically, so a reader never sees a manifest whose files are not
-// there yet. Old files go only after the new manifest is in place, and the
-// previous manifest's deltas stay one more round for readers that hold it.
+// manifest") names them with their lengths and SHA-256 digests, an expiry
+// and, with --sign, the publisher's signatures over its canonical bytes. It is
+// written last, atomically, so a reader never sees a manifest whose files are
+// not there yet. Old files go only after the new manifest is in place, and the
+// previous manifest's deltas stay one more round for readers that hold it. A
+// lock file keeps two runs on one site from interleaving.
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseCommandArgs, parseNonNegativeInteger, parsePositiveInteger } from './args.js';
+import { canonicalBytes } from '../update/manifest.js';
+import { parseCommandArgs, parseNonNegativeInteger } from './args.js';
 import { CliError, EXIT, cannotCreate, cannotOpen, quote, usageError } from './errors.js';
 import { inFile, readFilterBytes } from './filter-file.js';
 import { COMMAND_HELP } from './help.js';
 import { AtomicOutput } from './output.js';
 import { formatBytes } from './progress.js';
 import { encodeBetween } from './diff.js';
+import { readSigningKeys, signAll } from './signing.js';
+import { readKeyHistory, KEYS_FILE } from './key-history.js';
+import { withSiteLock } from './site-lock.js';
 
 export const MANIFEST_FORMAT = 'bloomgate-filter';
 const MANIFEST = 'manifest.json';
 const DEFAULT_KEEP = 3;
 const DEFAULT_MIN_REFRESH = 3600;
+const DEFAULT_EXPIRES_IN = '7d';
 // A delta is worth its request only when clearly smaller than the file (fuse rebuilds change every byte).
 const DELTA_MAX_SHARE = 0.5;
+const UNITS = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
+/** An expiry further out than this is a mistake: a frozen site would go unnoticed for years. */
+const MAX_EXPIRES_IN = 366 * 86400;
 
 const filterName = (generation) => `filter-${generation}.bgf`;
 const deltaName = (from, to) => `delta-${from}-${to}.bgd`;
-const integrity = (bytes) => `sha256-${createHash('sha256').update(bytes).digest('base64')}`;
+const digestOf = (bytes) => createHash('sha256').update(bytes).digest();
+const integrityOf = (digest) => `sha256-${digest.toString('base64')}`;
+
+/** "7d", "12h", "90m", "3600s" or "3600" (seconds) -> seconds. */
+export function parseDuration(name, text) {
+  const match = /^([0-9][0-9_]*)([smhdw]?)$/.exec(String(text));
+  const seconds = match ? Number(match[1].replace(/_/g, '')) * UNITS[match[2] || 's'] : NaN;
+  if (!Number.isSafeInteger(seconds) || seconds < 60 || seconds > MAX_EXPIRES_IN) {
+    throw usageError(`invalid --${name} '${text}': expected a duration from 60s to 366d, such as 7d, 12h, 90m or 3600s`);
+  }
+  return seconds;
+}
 
 export async function run(argv) {
   const { values, positionals } = parseCommandArgs('publish', argv, {
     dir: { type: 'string' },
     keep: { type: 'string' },
     'min-refresh': { type: 'string' },
+    sign: { type: 'string', multiple: true },
+    'expires-in': { type: 'string' },
+    'replace-list': { type: 'boolean' },
+    force: { type: 'boolean' },
     quiet: { type: 'boolean', short: 'q' },
   });
   if (values.help) {
@@ -42,9 +67,12 @@ export async function run(argv) {
   if (positionals.length !== 1) throw usageError(`publish takes one filter file, got ${positionals.length} (see 'bloomgate publish --help')`);
   if (values.dir === undefined || values.dir === '') throw usageError("missing --dir SITE (see 'bloomgate publish --help')");
   const keep = values.keep === undefined ? DEFAULT_KEEP : parseNonNegativeInteger('keep', values.keep);
-  const minRefresh = values['min-refresh'] === undefined ? DEFAULT_MIN_REFRESH : parsePositiveInteger('min-refresh', values['min-refresh']);
+  const minRefresh = values['min-refresh'] === undefined ? DEFAULT_MIN_REFRESH : parseNonNegativeInteger('min-refresh', values['min-refresh']);
+  if (minRefresh > 0xffffffff) throw usageError(`invalid --min-refresh '${values['min-refresh']}': at most ${0xffffffff}`);
+  const expiresIn = parseDuration('expires-in', values['expires-in'] ?? DEFAULT_EXPIRES_IN);
   const [newPath] = positionals;
   const site = values.dir;
+  const signers = await readSigningKeys(values.sign);
 
   const wasm = await import('../wasm/index.js');
   await wasm.init();
@@ -59,55 +87,127 @@ export async function run(argv) {
   await mkdir(site, { recursive: true }).catch((error) => {
     throw cannotCreate(site, error);
   });
-  const previous = await readManifest(site);
-  if (previous !== null) {
-    if (previous.listId !== header.listId) {
-      throw new CliError(`${quote(site)} publishes list ${previous.listId}; ${newPath} is list ${header.listId}`, 'E_LIST', EXIT.DATA);
-    }
-    if (generation <= previous.generation) {
-      throw new CliError(`${newPath} is generation ${generation}; ${quote(site)} already has generation ${previous.generation} (publish a later one: build it with --like)`, 'E_STALE', EXIT.DATA);
-    }
-  }
 
-  await writeAtomically(join(site, filterName(generation)), bytes);
-  // Deltas from the generations the site still holds, newest first.
-  const held = (await generationsIn(site)).filter((g) => g < generation).sort((a, b) => b - a).slice(0, keep);
-  const deltas = [];
-  for (const from of held) {
-    const basePath = join(site, filterName(from));
-    const base = await readFilterBytes(basePath);
-    let delta;
-    try {
-      delta = (await encodeBetween(basePath, newPath, { oldBytes: base, newBytes: bytes })).bytes;
-    } catch (/** @type {any} */ error) {
-      if (error?.code === 'E_INCOMPATIBLE') continue; // another geometry (a fuse rebuild, a new capacity): full file only
-      throw error;
+  return withSiteLock(site, async () => {
+    const previous = await readManifest(site);
+    const history = await readKeyHistory(site);
+    const keySet = history.length === 0 ? 0 : history[history.length - 1].seq;
+    checkSigners(signers, history, site);
+    let replaces = Array.isArray(previous?.replaces) ? previous.replaces : [];
+    const newList = previous !== null && previous.listId !== header.listId;
+    if (previous !== null) {
+      if (newList) {
+        if (!values['replace-list']) {
+          throw new CliError(`${quote(site)} publishes list ${previous.listId}; ${newPath} is list ${header.listId} ` +
+            '(to move the site and its clients to the new list, pass --replace-list: the manifest then names the old list as replaced)', 'E_LIST', EXIT.DATA);
+        }
+        if (signers.length === 0) {
+          process.stderr.write('bloomgate: warning: an unsigned --replace-list: only clients that pin keys follow a successor list; unsigned clients report E_LIST\n');
+        }
+        replaces = [...replaces.filter((entry) => entry.listId !== previous.listId && entry.listId !== header.listId),
+          { listId: previous.listId, generation: previous.generation }];
+      } else if (generation < previous.generation || (generation === previous.generation && previous.full?.checksum !== header.checksum)) {
+        throw new CliError(`${newPath} is generation ${generation}; ${quote(site)} already has generation ${previous.generation}` +
+          `${generation === previous.generation ? ' with other bytes' : ''} (publish a later one: build it with --like)`, 'E_STALE', EXIT.DATA);
+      } else if (generation > previous.generation + 1 && !values.force) {
+        throw new CliError(`${newPath} is generation ${generation}; ${quote(site)} has generation ${previous.generation}: a jump of ` +
+          `${generation - previous.generation} generations (a typo in --generation? clients would refuse every lower one for good); pass --force if it is meant`, 'E_GENERATION', EXIT.DATA);
+      }
+    } else if (values['replace-list']) {
+      throw usageError(`--replace-list: ${quote(site)} publishes no list yet, so there is nothing to replace`);
     }
-    if (delta.length > DELTA_MAX_SHARE * bytes.length) continue;
-    await writeAtomically(join(site, deltaName(from, generation)), delta);
-    deltas.push({ from, url: deltaName(from, generation), length: delta.length, integrity: integrity(delta) });
-  }
-  const manifest = {
+
+    await writeAtomically(join(site, filterName(generation)), bytes);
+    const fullDigest = digestOf(bytes);
+    // Deltas from the generations the site still holds of this list, newest first.
+    const held = newList ? [] : (await generationsIn(site)).filter((g) => g < generation).sort((a, b) => b - a).slice(0, keep);
+    const deltas = [];
+    for (const from of held) {
+      const basePath = join(site, filterName(from));
+      const base = await readFilterBytes(basePath);
+      let delta;
+      try {
+        delta = (await encodeBetween(basePath, newPath, { oldBytes: base, newBytes: bytes })).bytes;
+      } catch (/** @type {any} */ error) {
+        if (error?.code === 'E_INCOMPATIBLE') continue; // another geometry (a fuse rebuild, a new capacity): full file only
+        throw error;
+      }
+      if (delta.length > DELTA_MAX_SHARE * bytes.length) continue;
+      await writeAtomically(join(site, deltaName(from, generation)), delta);
+      deltas.push({ from, url: deltaName(from, generation), length: delta.length, digest: digestOf(delta) });
+    }
+    const expires = Math.floor(Date.now() / 1000) + expiresIn;
+    const manifest = signedManifest({
+      listId: header.listId, generation, expires, minRefreshSeconds: minRefresh, keySet, hasKeys: history.length > 0, replaces,
+      full: { url: filterName(generation), length: bytes.length, digest: fullDigest, checksum: header.checksum },
+      deltas,
+    }, signers);
+    await writeAtomically(join(site, MANIFEST), Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`));
+    const removed = await removeOld(site, { generation, held, previous: newList ? null : previous, newList });
+    if (!values.quiet) {
+      process.stderr.write(`published generation ${generation} of list ${header.listId} to ${site}: ${filterName(generation)} (${formatBytes(bytes.length)})` +
+        (deltas.length ? `, deltas from ${deltas.map((d) => `${d.from} (${formatBytes(d.length)})`).join(', ')}` : ', no deltas') +
+        `; ${signers.length ? `signed by ${signers.length} key(s)` : 'UNSIGNED (clients cannot tell it from a forgery: pass --sign KEY)'}` +
+        `, expires ${new Date(expires * 1000).toISOString()}` +
+        (newList ? `; replaces list ${previous?.listId}` : '') +
+        (removed ? `; removed ${removed} old file(s)` : '') + '\n');
+    }
+    return EXIT.OK;
+  });
+}
+
+/**
+ * The manifest JSON for these fields, signed by each key over its canonical bytes.
+ * @param {{ listId: string, generation: number, expires: number, minRefreshSeconds: number, keySet: number, hasKeys: boolean,
+ *   replaces: Array<{ listId: string, generation: number }>,
+ *   full: { url: string, length: number, digest: Buffer, checksum: string },
+ *   deltas: Array<{ from: number, url: string, length: number, digest: Buffer }> }} fields
+ * @param {import('./signing.js').SigningKey[]} signers
+ */
+export function signedManifest(fields, signers) {
+  const canonical = canonicalBytes({
+    listId: fields.listId,
+    generation: fields.generation,
+    expires: fields.expires,
+    minRefreshSeconds: fields.minRefreshSeconds,
+    keySet: fields.keySet,
+    full: { length: fields.full.length, sha256: new Uint8Array(fields.full.digest), checksum: fields.full.checksum },
+    deltas: fields.deltas.map((d) => ({ from: d.from, length: d.length, sha256: new Uint8Array(d.digest) })),
+    replaces: fields.replaces,
+  });
+  return {
     format: MANIFEST_FORMAT,
-    version: 1,
-    listId: header.listId,
-    generation,
-    minRefreshSeconds: minRefresh,
-    full: { url: filterName(generation), length: bytes.length, integrity: integrity(bytes), checksum: header.checksum },
-    deltas,
+    version: 2,
+    listId: fields.listId,
+    generation: fields.generation,
+    expires: fields.expires,
+    minRefreshSeconds: fields.minRefreshSeconds,
+    keySet: fields.keySet,
+    ...(fields.hasKeys ? { keys: KEYS_FILE } : {}),
+    replaces: fields.replaces,
+    full: { url: fields.full.url, length: fields.full.length, integrity: integrityOf(fields.full.digest), checksum: fields.full.checksum },
+    deltas: fields.deltas.map((d) => ({ from: d.from, url: d.url, length: d.length, integrity: integrityOf(d.digest) })),
+    signatures: signAll(canonical, signers),
   };
-  await writeAtomically(join(site, MANIFEST), Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`));
-  const removed = await removeOld(site, { generation, held, previous });
-  if (!values.quiet) {
-    process.stderr.write(`published generation ${generation} of list ${header.listId} to ${site}: ${filterName(generation)} (${formatBytes(bytes.length)})` +
-      (deltas.length ? `, deltas from ${deltas.map((d) => `${d.from} (${formatBytes(d.length)})`).join(', ')}` : ', no deltas') +
-      (removed ? `; removed ${removed} old file(s)` : '') + '\n');
+}
+
+/** Signers must belong to the site's current key set, and reach its threshold (set 0's is the clients' own). */
+function checkSigners(signers, history, site) {
+  if (history.length === 0 || signers.length === 0) return;
+  const current = history[history.length - 1];
+  for (const signer of signers) {
+    if (!current.keys.includes(signer.id)) {
+      throw new CliError(`${quote(signer.path)} (${signer.id}) is not in key set ${current.seq} of ${quote(join(site, KEYS_FILE))}; ` +
+        "clients that follow the site's key history would refuse its signature", 'E_KEY', EXIT.DATA);
+    }
   }
-  return EXIT.OK;
+  if (signers.length < current.threshold) {
+    throw new CliError(`key set ${current.seq} needs ${current.threshold} signatures; --sign gave ${signers.length}`, 'E_KEY', EXIT.USAGE);
+  }
 }
 
 /** The site's current manifest, or null when it has none yet. A damaged one stops the publish. */
-async function readManifest(site) {
+export async function readManifest(site) {
   let text;
   try {
     text = await readFile(join(site, MANIFEST), 'utf8');
@@ -127,6 +227,34 @@ async function readManifest(site) {
   return manifest;
 }
 
+/**
+ * Sign the site's current manifest again (same files, a new expiry, the
+ * current key set): what `keys rotate` does with the new keys.
+ * @param {string} site
+ * @param {import('./signing.js').SigningKey[]} signers
+ * @param {number} expiresIn seconds
+ */
+export async function resignManifest(site, signers, expiresIn) {
+  const previous = await readManifest(site);
+  if (previous === null) return false;
+  const history = await readKeyHistory(site);
+  checkSigners(signers, history, site);
+  const digest = (integrity) => Buffer.from(String(integrity).slice('sha256-'.length), 'base64');
+  const manifest = signedManifest({
+    listId: previous.listId,
+    generation: previous.generation,
+    expires: Math.floor(Date.now() / 1000) + expiresIn,
+    minRefreshSeconds: previous.minRefreshSeconds ?? DEFAULT_MIN_REFRESH,
+    keySet: history.length === 0 ? 0 : history[history.length - 1].seq,
+    hasKeys: history.length > 0,
+    replaces: Array.isArray(previous.replaces) ? previous.replaces : [],
+    full: { url: previous.full.url, length: previous.full.length, digest: digest(previous.full.integrity), checksum: previous.full.checksum },
+    deltas: (previous.deltas ?? []).map((d) => ({ from: d.from, url: d.url, length: d.length, digest: digest(d.integrity) })),
+  }, signers);
+  await writeAtomically(join(site, MANIFEST), Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`));
+  return true;
+}
+
 async function generationsIn(site) {
   const names = await readdir(site);
   return names.flatMap((name) => {
@@ -135,7 +263,7 @@ async function generationsIn(site) {
   });
 }
 
-async function writeAtomically(path, bytes) {
+export async function writeAtomically(path, bytes) {
   const output = await AtomicOutput.create(path);
   try {
     await output.write(bytes);
@@ -147,14 +275,15 @@ async function writeAtomically(path, bytes) {
 }
 
 /** Files no manifest can name any more: filters older than the kept ones, deltas to neither this nor the previous generation. */
-async function removeOld(site, { generation, held, previous }) {
+async function removeOld(site, { generation, held, previous, newList }) {
   const keepFilters = new Set([generation, ...held]);
   const keepTargets = new Set([generation, ...(previous ? [previous.generation] : [])]);
   let removed = 0;
   for (const name of await readdir(site)) {
     const full = /^filter-(\d+)\.bgf$/.exec(name);
     const delta = /^delta-(\d+)-(\d+)\.bgd$/.exec(name);
-    const stale = (full && !keepFilters.has(Number(full[1]))) || (delta && !keepTargets.has(Number(delta[2])));
+    // A new list: every delta of the old one goes (its generations may collide with the new list's).
+    const stale = (full && !keepFilters.has(Number(full[1]))) || (delta && (newList || !keepTargets.has(Number(delta[2]))));
     if (stale) {
       await rm(join(site, name), { force: true });
       removed++;

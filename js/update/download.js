@@ -38,7 +38,7 @@ export function checksumOf(bytes) {
 
 /** @param {Uint8Array} bytes */
 export async function sha256(bytes) {
-  if (useSubtle) return new Uint8Array(await subtle.digest('SHA-256', bytes));
+  if (useSubtle) return new Uint8Array(await subtle.digest('SHA-256', /** @type {BufferSource} */ (/** @type {unknown} */ (bytes))));
   await wasm.ready();
   return wasm.sha256(bytes);
 }

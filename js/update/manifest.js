@@ -150,6 +150,7 @@ export function parseManifest(text, url) {
   if (!Array.isArray(deltas)) throw manifestError(url, 'has a "deltas" that is not an array');
   if (deltas.length > MAX_DELTAS) throw manifestError(url, `lists ${deltas.length} deltas (at most ${MAX_DELTAS})`);
 
+  /** @type {number | null} */
   let expires = null;
   let keySet = 0;
   let keysUrl = null;

@@ -1,0 +1,28 @@
+// @ts-check
+// `bloomgate keygen -o publisher.key`: a new Ed25519 publisher key. The
+// private key goes to the file (mode 0600, never overwriting one); the public
+// key, which apps pin with openFilter(url, { keys: [...] }), goes to stdout.
+import { parseCommandArgs } from './args.js';
+import { EXIT, usageError } from './errors.js';
+import { COMMAND_HELP } from './help.js';
+import { generateKeyFile } from './signing.js';
+
+export async function run(argv) {
+  const { values, positionals } = parseCommandArgs('keygen', argv, {
+    output: { type: 'string', short: 'o' },
+    quiet: { type: 'boolean', short: 'q' },
+  });
+  if (values.help) {
+    process.stdout.write(COMMAND_HELP.keygen);
+    return EXIT.OK;
+  }
+  if (positionals.length > 0) throw usageError(`keygen takes no arguments, got ${positionals.join(' ')} (see 'bloomgate keygen --help')`);
+  if (!values.output) throw usageError("missing -o/--output FILE for the private key (see 'bloomgate keygen --help')");
+  const id = await generateKeyFile(values.output);
+  process.stdout.write(`${id}\n`);
+  if (!values.quiet) {
+    process.stderr.write(`wrote the private key to ${values.output} (mode 0600). Keep it off the web host; pin the public key above in your app:\n` +
+      `  openFilter(manifestUrl, { keys: ['${id}'] })\n`);
+  }
+  return EXIT.OK;
+}
