@@ -2,7 +2,8 @@
 // Reading .bgf files for inspect, query and merge. Read failures exit 66;
 // a file the library rejects exits 65 with the file named in the message.
 import { open } from 'node:fs/promises';
-import { CliError, cannotOpen, describeError } from './errors.js';
+import { CliError, cannotOpen, describeError, EXIT } from './errors.js';
+import { headerOffset } from '../names.js';
 
 /** The whole file as bytes (beyond readFile's 2 GiB limit, up to the Buffer maximum). */
 export async function readFilterBytes(path) {
@@ -30,11 +31,42 @@ export async function readFilterBytes(path) {
 /** Load and validate a filter file. */
 export async function loadFilterFile(BloomFilter, path) {
   const bytes = await readFilterBytes(path);
+  let filter;
   try {
-    return await BloomFilter.from(bytes);
+    filter = await BloomFilter.from(bytes);
   } catch (error) {
     throw inFile(path, error);
   }
+  const tooLarge = beyondExactCounts(bytes);
+  if (tooLarge !== null) {
+    filter.free();
+    throw new CliError(`${path}: ${tooLarge}`, 'E_TOO_LARGE', EXIT.DATA);
+  }
+  return filter;
+}
+
+// The header's counts that the commands compute with (capacity, items, generation) are
+// u64 in the format; the library gives a BigInt from 2^53 on. No bloomgate tool writes
+// such a file (--capacity and --generation stop below 2^53, and so does adding), so a
+// valid file that claims one is refused here, before any arithmetic, not half-handled.
+const EXACT_FIELDS = ['capacity', 'count', 'generation'].map((name) => /** @type {[string, number]} */ ([name, headerOffset(name)]));
+
+/**
+ * Why a validated filter file's header is past what the commands compute with
+ * exactly (`count 18446744073709551615 is past 2^53 - 1, ...`), or null.
+ * @param {Uint8Array} bytes a whole .bgf file that passed validation
+ */
+export function beyondExactCounts(bytes) {
+  if (bytes.length < 128) return null;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (const [name, offset] of EXACT_FIELDS) {
+    const value = view.getBigUint64(offset, true);
+    if (value > BigInt(Number.MAX_SAFE_INTEGER)) {
+      const label = name === 'count' ? 'item count' : name;
+      return `its ${label} ${value} is past 2^53 - 1, more than bloomgate's commands compute with (no bloomgate build writes such a file)`;
+    }
+  }
+  return null;
 }
 
 /** Name the file in a library error, keeping its code and exit status. */

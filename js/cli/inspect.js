@@ -2,7 +2,7 @@
 // `bloomgate inspect`: what a .bgf file says about itself, and whether to trust it.
 import { parseCommandArgs } from './args.js';
 import { CliError, EXIT, usageError } from './errors.js';
-import { readFilterBytes } from './filter-file.js';
+import { beyondExactCounts, readFilterBytes } from './filter-file.js';
 import { COMMAND_HELP } from './help.js';
 import { formatBytes, formatCount } from './progress.js';
 import { hashName, headerOffset, keyEncodingName, kindName } from '../names.js';
@@ -23,7 +23,11 @@ export async function run(argv) {
   const path = positionals[0];
   const bytes = await readFilterBytes(path);
   const { inspectFile } = await import('../index.js');
-  const report = describe(path, bytes, await inspectFile(bytes));
+  let result = await inspectFile(bytes);
+  // Valid, but past what the other commands compute with: they refuse it, and so does inspect (65).
+  const tooLarge = result.ok ? beyondExactCounts(bytes) : null;
+  if (tooLarge !== null) result = { ...result, ok: false, code: 'E_TOO_LARGE', message: tooLarge };
+  const report = describe(path, bytes, result);
   // What could be read goes to stdout either way; the failure also gets its error line.
   process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : formatText(report, bytes.length));
   if (!report.ok) throw new CliError(`${path}: ${report.message}`, report.code, EXIT.DATA);
@@ -40,7 +44,7 @@ export function describe(path, bytes, result) {
     estimatedErrorRate: result.stats.estimatedErrorRate,
     theoreticalErrorRate: result.stats.theoreticalErrorRate,
   };
-  const metadata = result.ok ? result.metadata : header ? unverifiedMetadata(header, bytes) : null;
+  const metadata = result.metadata ?? (header ? unverifiedMetadata(header, bytes) : null);
   return {
     file: path,
     ok: result.ok,
@@ -51,7 +55,7 @@ export function describe(path, bytes, result) {
     metadata,
     minCount: minCountOf(metadata),
     stats,
-    ...(result.ok && (header.kind === 'fuse8' || header.kind === 'fuse16') && { shards: fuseShards(header, bytes) }),
+    ...(result.stats && (header.kind === 'fuse8' || header.kind === 'fuse16') && { shards: fuseShards(header, bytes) }),
     warnings: header && stats ? warnings(header, stats, Boolean(result.stats.overFilled)) : [],
   };
 }
@@ -67,6 +71,17 @@ function minCountOf(metadata) {
   return Number.isSafeInteger(value) && value > 1 ? value : 1;
 }
 
+/**
+ * The header's 64-bit fields as JSON can carry them: a number up to 2^53 - 1, and
+ * past it (the library's BigInt: a corrupt or resealed header, or an absurd count)
+ * a decimal string with every digit, never a rounded number or a TypeError.
+ * @param {number | bigint} value
+ * @returns {number | string}
+ */
+function exact(value) {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
 function normalizeHeader(h, bytes) {
   return {
     version: h.version,
@@ -75,19 +90,25 @@ function normalizeHeader(h, bytes) {
     hashAlgorithm: hashName(h.hashAlgorithm),
     // 64-bit: a string, so JSON readers lose no digits.
     seed: String(h.seed),
-    m: h.m,
+    m: exact(h.m),
     k: h.k,
-    capacity: h.capacity,
+    capacity: exact(h.capacity),
     errorRate: h.errorRate,
-    count: h.count,
+    count: exact(h.count),
     listId: h.listId ?? listIdAt(bytes),
-    generation: h.generation,
+    generation: exact(h.generation),
     metadataLength: h.metadataLength,
-    payloadOffset: h.payloadOffset,
-    payloadLength: h.payloadLength,
-    fileLength: h.fileLength,
+    payloadOffset: exact(h.payloadOffset),
+    payloadLength: exact(h.payloadLength),
+    fileLength: exact(h.fileLength),
     checksum: h.checksum,
   };
+}
+
+/** A count with thousands separators: a number, or a 64-bit field's decimal string. */
+function countText(value) {
+  if (typeof value === 'number') return formatCount(value);
+  return String(value).replace(/\B(?=(\d{3})+$)/g, ',');
 }
 
 // For a file that fails validation the library returns only the fixed header;
@@ -120,8 +141,8 @@ function unverifiedMetadata(header, bytes) {
  */
 export function warnings(header, stats, overFilled) {
   const list = [];
-  if (header.count > header.capacity) {
-    list.push(`over capacity: ${formatCount(header.count)} items inserted into a filter sized for ${formatCount(header.capacity)}; the error rate exceeds its target of ${header.errorRate}`);
+  if (BigInt(header.count) > BigInt(header.capacity)) {
+    list.push(`over capacity: ${countText(header.count)} items inserted into a filter sized for ${countText(header.capacity)}; the error rate exceeds its target of ${header.errorRate}`);
   }
   if (overFilled) {
     list.push(`over-full: answers degrade; rebuild with a larger capacity (fill ratio ${stats.fillRatio.toFixed(4)}, error rate now about ${formatRate(stats.estimatedErrorRate)})`);
@@ -140,24 +161,24 @@ function formatText(report, byteLength) {
       ['key encoding', h.keyEncoding],
       ['hash', h.hashAlgorithm],
       ['seed', h.seed],
-      ['m', `${formatCount(h.m)} bits (${formatBytes(h.m / 8)})`],
+      ['m', `${countText(h.m)} bits (${formatBytes(Number(h.m) / 8)})`],
       ['k', h.k],
-      ['capacity', formatCount(h.capacity)],
+      ['capacity', countText(h.capacity)],
       ['target error rate', h.errorRate],
-      ['items inserted', formatCount(h.count)],
+      ['items inserted', countText(h.count)],
       ['list id', h.listId ?? '(unreadable)'],
       ['generation', h.generation],
       ['min count', report.minCount > 1
         ? `${formatCount(report.minCount)} (a subset: hashes seen at least ${formatCount(report.minCount)} times; its "no" means fewer)`
         : '1 (the whole list)'],
-      ['metadata', `${formatCount(h.metadataLength)} bytes`],
+      ['metadata', `${countText(h.metadataLength)} bytes`],
     );
     if (report.metadata !== null && report.metadata !== undefined) {
       rows.push(['', JSON.stringify(report.metadata)]);
     }
     rows.push(
-      ['payload', `offset ${formatCount(h.payloadOffset)}, length ${formatCount(h.payloadLength)} bytes`],
-      ['file length', `${formatCount(h.fileLength)} bytes`],
+      ['payload', `offset ${countText(h.payloadOffset)}, length ${countText(h.payloadLength)} bytes`],
+      ['file length', `${countText(h.fileLength)} bytes`],
     );
     if (report.shards !== undefined) rows.push(['shards', report.shards === 1 ? '1 (unsharded)' : `${formatCount(report.shards)} (a sharded fuse payload)`]);
   }
@@ -169,7 +190,7 @@ function formatText(report, byteLength) {
       ['fill ratio', s.fillRatio.toFixed(6)],
       ['estimated items', Number.isFinite(s.estimatedItems) ? formatCount(s.estimatedItems) : 'unbounded (every bit is set)'],
       ['estimated error rate', formatRate(s.estimatedErrorRate)],
-      ['theoretical error rate', `${formatRate(s.theoreticalErrorRate)} (at ${formatCount(h.count)} items)`],
+      ['theoretical error rate', `${formatRate(s.theoreticalErrorRate)} (at ${countText(h.count)} items)`],
     );
   }
   const width = Math.max(...rows.map(([label]) => label.length)) + 2;
