@@ -176,7 +176,7 @@ async function main() {
 filters
   passwords.bgf  ${lists.passwords.length.toLocaleString('en-US')} common passwords (@zxcvbn-ts/language-common), key sha1, ${ps.kind}, p = ${ps.errorRate}, ${kib(passwordBytes.length)}
   urls.bgf       ${lists.phishing.length.toLocaleString('en-US')} phishing domains (eth-phishing-detect), key url, ${us.kind}, p = ${us.errorRate} of clean URLs, ${kib(urlBytes.length)}
-  (breach counts are derived from list rank: the package ships no counts)
+  ("seen N times" counts are made up from list rank: the package ships no counts)
 
 `);
   const { passwords, urls } = await scriptedRun(url, passwordBuild.filter, urlBuild.filter, lists);

@@ -57,9 +57,12 @@ async function showStrength(password) {
   strengthText.textContent = `Strength: ${LABELS[score]}`;
 }
 
+// The count is sightings: how many times the password turns up across breach dumps
+// (one breach can hold it many times), not a number of breaches.
 function describe(result) {
-  if (result.breached) return [`Found in ${result.count.toLocaleString()} breaches — please choose another password.`, 'bad'];
-  return ['Not found in known breaches.', 'ok'];
+  if (!result.breached) return ['Not found in known breaches.', 'ok'];
+  const times = result.count === 1 ? 'once' : `${result.count.toLocaleString()} times`;
+  return [`Seen ${times} in breaches — please choose another password.`, 'bad'];
 }
 
 async function onInput() {

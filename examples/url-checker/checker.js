@@ -1,5 +1,6 @@
 // URL checker: canonicalize and match locally; escalate "maybe" expressions by hash prefix.
 import { canonicalizeUrl, checkUrl, loadFilter, urlExpressions } from 'bloomgate';
+import { readUrl } from './url-input.js';
 
 const form = document.getElementById('check');
 const input = document.getElementById('url');
@@ -32,8 +33,11 @@ function show(canonical, expressions) {
 
 form.addEventListener('submit', async (event) => {
   event.preventDefault();
-  const url = input.value.trim();
-  if (!url) return;
+  const { url, notUrl } = readUrl(input.value);
+  if (notUrl) {
+    details.replaceChildren();
+    return say(`Not a URL: ${notUrl}. Enter a web address, such as https://example.com/login.`, 'warn');
+  }
   let filter;
   try {
     filter = await filterReady;
@@ -47,7 +51,11 @@ form.addEventListener('submit', async (event) => {
     else if (answer.escalated) say('Not listed (the local filter said "maybe"; the server confirmed it is not).', 'ok');
     else say('Not listed (answered locally, nothing was sent).', 'ok');
   } catch (error) {
-    if (error.code === 'E_URL') say("That doesn't look like a URL.", 'warn');
-    else say(`Couldn't check right now: ${error.message}`, 'warn');
+    if (error.code === 'E_URL') {
+      details.replaceChildren();
+      say('Not a URL: it cannot be canonicalized. Enter a web address, such as https://example.com/login.', 'warn');
+    } else {
+      say(`Couldn't check right now: ${error.message}`, 'warn');
+    }
   }
 });

@@ -6,13 +6,15 @@ import { chromium } from 'playwright-core';
 
 export const CHROMIUM = process.env.BG_CHROMIUM ?? '/usr/bin/chromium';
 
-export async function launch(extraArgs = []) {
+/** `contextOptions`: playwright context options, e.g. a phone's viewport, deviceScaleFactor, isMobile, hasTouch. */
+export async function launch(extraArgs = [], contextOptions = {}) {
   const profile = mkdtempSync(join(tmpdir(), 'bloomgate-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
       '--disable-component-update', '--no-first-run', ...extraArgs],
+    ...contextOptions,
   });
   return {
     context,

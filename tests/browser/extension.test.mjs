@@ -8,11 +8,12 @@
  * copy in IndexedDB, and answers its first check after a restart from it.
  *
  * Run: node --test tests/browser/extension.test.mjs (needs /usr/bin/chromium,
- * or BG_CHROMIUM). Writes docs/images/extension-warning.png.
+ * or BG_CHROMIUM). Writes extension-warning.png to build/screenshots/, or to
+ * docs/images/ with BLOOMGATE_REFRESH_IMAGES=1 (tests/browser/helpers/screenshots.mjs).
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -20,12 +21,12 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { CHROMIUM, launch } from './browser.mjs';
+import { screenshotPath } from './helpers/screenshots.mjs';
 import { FilterSite, sri } from '../../bench/fresh-site.mjs';
 import { LIST_ID, buildExtension, buildUrlFilter, parseList } from '../../examples/extension/build.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const hasChromium = existsSync(CHROMIUM);
-const SCREENSHOT = join(root, 'docs', 'images', 'extension-warning.png');
 
 /**
  * An HTTP server on 127.0.0.1 answering from a route table (path -> handler or
@@ -173,8 +174,7 @@ describe('MV3 extension in headless Chromium', { skip: hasChromium ? false : `no
     const listed = `${site.origin}/phish/login.html`;
     await visit(listed);
     await expectWarning(listed, '127.0.0.1/phish/');
-    await mkdir(dirname(SCREENSHOT), { recursive: true });
-    await tab.screenshot({ path: SCREENSHOT });
+    await tab.screenshot({ path: screenshotPath('extension-warning.png', { docs: true }) });
     await tab.click('#back');
     await expectStays(`${site.origin}/clean/`, 'Clean page');
   });

@@ -4,46 +4,29 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-import { BloomFilter } from '../../js/index.js';
-import { startReferenceServer } from '../../js/server.js';
-import { writeStore } from '../../js/store.js';
-import { commonPasswords, root, siteMounts } from '../../examples/site.mjs';
 import { launch } from './browser.mjs';
+import { startExampleSite } from './helpers/example-site.mjs';
+import { screenshotPath } from './helpers/screenshots.mjs';
 
 let dir;
-let server;
+let site;
 let base;
 let browser;
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'bloomgate-signup-'));
-  const passwords = await commonPasswords();
-  // One list id for the filter and its store: the server's manifest must name the filter's list.
-  const listId = createHash('sha256').update('signup test list').digest('hex').slice(0, 32);
-  const filter = await BloomFilter.create({ capacity: passwords.length, errorRate: 0.001, keyEncoding: 'sha1', listId });
-  const records = passwords.map((password, rank) => {
-    const hash = createHash('sha1').update(password).digest();
-    filter.addKey(hash);
-    return { hash, count: passwords.length - rank };
-  });
-  await writeFile(join(dir, 'passwords.bgf'), filter.serialize());
-  filter.free();
-  await writeFile(join(dir, 'passwords.bgs'), writeStore(records, { hashType: 'sha1', listId }));
-  ({ server, url: base } = await startReferenceServer({
-    filters: { passwords: join(dir, 'passwords.bgf') },
-    passwordStore: join(dir, 'passwords.bgs'),
-    staticDir: siteMounts(),
-  }));
+  site = await startExampleSite(dir);
+  ({ base } = site);
   browser = await launch();
 });
 
 after(async () => {
   await browser?.close();
-  if (server.listening) await new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); });
+  await site?.stop();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -69,12 +52,17 @@ test('a long clean password, typed key by key, shows "not found" and sends no ra
   await page.close();
 });
 
-test('a common password shows "found" after exactly one range request carrying only a 5-hex prefix', async () => {
+test('a common password shows how many times it was seen, after exactly one range request carrying only a 5-hex prefix', async () => {
   const { page, ranges: requests } = await openSignup();
   await page.type('#password', 'password1', { delay: 40 });
-  await page.waitForFunction(() => document.querySelector('#breach-status').textContent.startsWith('Found in'));
+  await page.waitForFunction(() => document.querySelector('#breach-status').textContent.startsWith('Seen '));
   await page.waitForTimeout(600);
-  assert.match(await page.textContent('#breach-status'), /^Found in [\d,]+ breaches/);
+  // The store's count is sightings (the demo derives it from the list rank), shown as such, not as breaches.
+  const count = site.passwords.length - site.passwords.indexOf('password1');
+  const shown = /^Seen ([\d,.\u00a0\u202f ]+) times in breaches — please choose another password\.$/.exec(await page.textContent('#breach-status'));
+  assert.ok(shown, await page.textContent('#breach-status'));
+  assert.equal(Number(shown[1].replace(/\D/g, '')), count); // in the page's locale's digit grouping
+  assert.match(await page.textContent('#counts-source'), /@zxcvbn-ts\/language-common[\s\S]*rank/);
   assert.match(await page.textContent('#strength-text'), /very weak|weak/);
   // The endpoint's manifest once per page (it proves the server holds this filter's list), then the range.
   const manifests = requests.filter((url) => new URL(url).pathname === '/range/manifest.json');
@@ -84,7 +72,7 @@ test('a common password shows "found" after exactly one range request carrying o
   const prefix = createHash('sha1').update('password1').digest('hex').slice(0, 5).toUpperCase();
   assert.equal(new URL(ranges[0]).pathname, `/range/${prefix}`);
   assert.equal(new URL(ranges[0]).search, '');
-  await page.screenshot({ path: join(root, 'docs', 'images', 'signup-meter.png') });
+  await page.screenshot({ path: screenshotPath('signup-meter.png', { docs: true }) });
   await page.close();
 });
 
@@ -109,7 +97,7 @@ test('a filter that fails to download or verify leaves the page usable and says 
 
 test('with the server stopped, the page says it could not check and still shows strength', async () => {
   const { page } = await openSignup();
-  await new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); });
+  await site.stop();
   await page.type('#password', 'letmein', { delay: 40 });
   await page.waitForFunction(() => /couldn.t check/i.test(document.querySelector('#breach-status').textContent));
   assert.match(await page.textContent('#strength-text'), /^Strength: /);
