@@ -19,7 +19,8 @@
 // and ignores the sign of x = 0. Only small-order points have such encodings that anyone can sign
 // for, and small-order keys prove nothing (both verifiers accept R = identity, S = 0 under them
 // for one message in 8 or fewer), so the key parser must refuse those keys anyway.
-// tests/js/ed25519.test.mjs shows every such input with both verdicts.
+// tests/js/ed25519.test.mjs shows every such input with both verdicts (Chromium 156's WebCrypto
+// gave node:crypto's verdict on each of them too).
 
 // ---------------------------------------------------------------------------------------------
 // SHA-512, FIPS 180-4 §6.4. Each 64-bit word is a pair of 32-bit halves (hi, lo) held as
