@@ -1,0 +1,344 @@
+/**
+ * IndexedDB persistence (js/persist-idb.js) against what real browsers and other code leave
+ * behind, in Debian's headless Chromium (issue 19 item 4, issue 21 item 3):
+ *
+ *   - a database named as ours at another version, with a store missing, a store of ours with
+ *     in-line keys and a store of someone else's: openFilter() migrates it (a version upgrade),
+ *     keeps the other store, persists, and a reload opens from it
+ *   - records of another shape under the filter's key: read as nothing stored, replaced
+ *   - a database another tab holds open at a wrong shape, refusing to let go: E_STORAGE names
+ *     the real cause, the filter still answers; once that tab closes, persistence works again
+ *   - an engine that will not store a Blob (WebKit's ephemeral store), refused at once
+ *     (DataCloneError thrown by put) or when the request runs (UnknownError on the request):
+ *     the ArrayBuffer is stored in the same transaction and a reload opens from it
+ *   - nothing storable at all: E_STORAGE names the platform's DataCloneError, never "failed"
+ *
+ * The refusals are simulated by wrapping IDBObjectStore.prototype.put in the page. WebKit's own
+ * ephemeral store: see the end of this file.
+ *
+ * Run: node --test tests/browser/persist-idb.test.mjs (needs /usr/bin/chromium or BG_CHROMIUM).
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { extname, resolve, sep } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import { FilterSite, buildGenerations } from '../../bench/fresh-site.mjs';
+import { CHROMIUM, launch } from './browser.mjs';
+import { root } from './helpers/packed.mjs';
+import { listenLocal } from './helpers/listen.mjs';
+
+const hasChromium = existsSync(CHROMIUM);
+const SIZE = 2000;
+
+const PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>persist-idb</title><link rel="icon" href="data:,">
+<script type="module">
+  import * as bloomgate from '/bloomgate/js/index.js';
+  window.bloomgate = bloomgate;
+  window.sha256 = async (bytes) => [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('');
+  /** openFilter with its error events collected: { live, errors }. */
+  window.openLive = async (url, options = {}) => {
+    const errors = [];
+    const live = await bloomgate.openFilter(url, { refreshSeconds: 3600, ...options, onError: (error) => errors.push({ code: error.code, message: error.message }) });
+    return { live, errors };
+  };
+  /** What a database holds, read directly: version, stores, and files/meta under key (null when absent). */
+  window.inspect = (name, key) => new Promise((resolve, reject) => {
+    const open = indexedDB.open(name);
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const db = open.result;
+      const stores = [...db.objectStoreNames];
+      const shape = {};
+      if (!stores.includes('files') || !stores.includes('meta')) {
+        db.close();
+        return resolve({ version: db.version, stores, shape, file: null, meta: null });
+      }
+      const tx = db.transaction(stores, 'readonly');
+      for (const s of stores) shape[s] = { keyPath: tx.objectStore(s).keyPath, autoIncrement: tx.objectStore(s).autoIncrement };
+      const file = tx.objectStore('files').get(key);
+      const meta = tx.objectStore('meta').get(key);
+      const others = stores.filter((s) => s !== 'files' && s !== 'meta').map((s) => [s, tx.objectStore(s).getAll()]);
+      tx.oncomplete = async () => {
+        const value = file.result;
+        const bytes = value instanceof Blob ? await value.arrayBuffer() : value instanceof ArrayBuffer ? value : null;
+        db.close();
+        resolve({
+          version: db.version,
+          stores,
+          shape,
+          file: value === undefined ? null : {
+            type: Object.prototype.toString.call(value),
+            digest: bytes ? await window.sha256(bytes) : null,
+          },
+          meta: meta.result ?? null,
+          others: Object.fromEntries(others.map(([s, r]) => [s, r.result])),
+        });
+      };
+    };
+  });
+  document.documentElement.dataset.ready = 'yes';
+</script></head><body><p>persist-idb test page</p></body></html>
+`;
+
+const TYPES = { '.js': 'text/javascript; charset=utf-8', '.wasm': 'application/wasm' };
+
+/** The page's origin: the test page and the library's js/ and wasm/ by path. */
+async function startPageServer() {
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
+    if (path === '/' || path === '/other') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE);
+    const mount = path.startsWith('/bloomgate/js/') ? 'js' : path.startsWith('/bloomgate/wasm/') ? 'wasm' : null;
+    if (mount !== null) {
+      const base = resolve(root, mount);
+      const file = resolve(base, `.${path.slice(`/bloomgate/${mount}`.length)}`);
+      if (file.startsWith(base + sep)) {
+        try {
+          const body = await readFile(file);
+          return res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
+        } catch {
+          // 404 below
+        }
+      }
+    }
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+  });
+  return listenLocal(server);
+}
+
+const sha256Hex = (bytes) => createHash('sha256').update(bytes).digest('hex');
+
+describe('IndexedDB persistence in headless Chromium', { skip: hasChromium ? false : `no Chromium at ${CHROMIUM}`, timeout: 180000 }, () => {
+  let generations;
+  let site;
+  let pages;
+  let browser;
+  let page;
+  let digest1;
+
+  before(async () => {
+    generations = await buildGenerations({ count: 1, size: SIZE, shift: 0, capacity: 2500, errorRate: 0.01 });
+    digest1 = sha256Hex(generations.files[1]);
+    site = new FilterSite(generations);
+    site.publish(1);
+    await site.start();
+    pages = await startPageServer();
+    browser = await launch();
+    page = await browser.context.newPage();
+    await openPage(page);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await site?.stop();
+    await pages?.close();
+  });
+
+  async function openPage(target, path = '/') {
+    await target.goto(`${pages.origin}${path}`);
+    await target.waitForFunction(() => document.documentElement.dataset.ready === 'yes', null, { timeout: 20000 });
+  }
+
+  /** After a reload: openFilter from storage `name` (default storage when null) answers from the persisted copy. */
+  async function expectPersisted(name) {
+    await openPage(page);
+    const reopened = await page.evaluate(async ({ url, storeName }) => {
+      const options = storeName === null ? {} : { storage: window.bloomgate.indexedDbStorage({ name: storeName }) };
+      const { live, errors } = await window.openLive(url, options);
+      return { source: live.stats().source, generation: live.generation, errors, digest: await window.sha256(live.serialize()) };
+    }, { url: site.manifestUrl, storeName: name });
+    assert.deepEqual(reopened.errors, []);
+    assert.equal(reopened.source, 'persisted', 'a reload opens from IndexedDB');
+    assert.equal(reopened.generation, 1);
+    assert.equal(reopened.digest, digest1);
+  }
+
+  it('a same-named database of another version and shape is migrated, its other store kept', async () => {
+    const made = await page.evaluate(() => new Promise((resolve, reject) => {
+      // Version 7; 'files' with in-line keys and a key generator; no 'meta'; someone's 'notes'.
+      const open = indexedDB.open('bloomgate-filters', 7);
+      open.onupgradeneeded = () => {
+        const db = open.result;
+        db.createObjectStore('files', { keyPath: 'id', autoIncrement: true }).add({ junk: 1 });
+        db.createObjectStore('notes').put('kept', 'n1');
+      };
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const db = open.result;
+        const info = { version: db.version, stores: [...db.objectStoreNames] };
+        db.close();
+        resolve(info);
+      };
+    }));
+    assert.deepEqual(made, { version: 7, stores: ['files', 'notes'] });
+
+    const opened = await page.evaluate(async (url) => {
+      const { live, errors } = await window.openLive(url); // the default storage: 'bloomgate-filters'
+      return { source: live.stats().source, storage: live.stats().storage, errors };
+    }, site.manifestUrl);
+    assert.deepEqual(opened.errors, [], 'no storage error: the database was migrated, not given up on');
+    assert.equal(opened.source, 'full');
+    assert.equal(opened.storage, 'indexeddb');
+
+    const held = await page.evaluate((url) => window.inspect('bloomgate-filters', url), site.manifestUrl);
+    assert.equal(held.version, 8, 'migrated by one version upgrade');
+    assert.deepEqual(held.stores.sort(), ['files', 'meta', 'notes']);
+    assert.deepEqual(held.shape.files, { keyPath: null, autoIncrement: false });
+    assert.deepEqual(held.others.notes, ['kept'], "another store's records are left alone");
+    assert.equal(held.file.type, '[object Blob]');
+    assert.equal(held.file.digest, digest1);
+    assert.equal(held.meta.generation, 1);
+    await expectPersisted(null);
+  });
+
+  it('records of another shape under the filter key read as nothing stored and are replaced', async () => {
+    const name = 'bg-shape';
+    await page.evaluate(async ({ storeName, url }) => {
+      const store = window.bloomgate.indexedDbStorage({ name: storeName });
+      await store.set('warm-up', new Uint8Array([1]), {}); // creates the database
+      store.close();
+      await new Promise((resolve, reject) => {
+        const open = indexedDB.open(storeName);
+        open.onsuccess = () => {
+          const tx = open.result.transaction(['files', 'meta'], 'readwrite');
+          tx.objectStore('files').put({ not: 'bytes' }, url);
+          tx.objectStore('meta').put('not an object', url);
+          tx.oncomplete = () => {
+            open.result.close();
+            resolve();
+          };
+          tx.onerror = () => reject(tx.error);
+        };
+      });
+    }, { storeName: name, url: site.manifestUrl });
+    const opened = await page.evaluate(async ({ url, storeName }) => {
+      const storage = window.bloomgate.indexedDbStorage({ name: storeName });
+      const direct = await storage.get(url);
+      const { live, errors } = await window.openLive(url, { storage });
+      return { direct, source: live.stats().source, errors };
+    }, { url: site.manifestUrl, storeName: name });
+    assert.equal(opened.direct, null, 'a record that is not bytes reads as nothing stored');
+    assert.deepEqual(opened.errors, []);
+    assert.equal(opened.source, 'full');
+    const held = await page.evaluate(({ storeName, url }) => window.inspect(storeName, url), { storeName: name, url: site.manifestUrl });
+    assert.equal(held.file.digest, digest1);
+    assert.equal(held.meta.generation, 1);
+    await expectPersisted(name);
+  });
+
+  it('a database another tab holds open at a wrong shape: E_STORAGE names the cause, the filter answers; later it is migrated', async () => {
+    const name = 'bg-held';
+    const other = await browser.context.newPage();
+    await openPage(other, '/other');
+    // The other tab: the database at version 3 without our stores, and it never closes on versionchange.
+    await other.evaluate((storeName) => new Promise((resolve) => {
+      const open = indexedDB.open(storeName, 3);
+      open.onupgradeneeded = () => open.result.createObjectStore('theirs');
+      open.onsuccess = () => {
+        window.held = open.result;
+        window.held.onversionchange = () => {}; // ignores it: the upgrade stays blocked
+        resolve();
+      };
+    }), name);
+    const opened = await page.evaluate(async ({ url, storeName }) => {
+      const { live, errors } = await window.openLive(url, { storage: window.bloomgate.indexedDbStorage({ name: storeName }) });
+      const keys = ['key-0', 'key-1999'];
+      return { source: live.stats().source, errors, answers: keys.map((k) => live.mightContain(k)) };
+    }, { url: site.manifestUrl, storeName: name });
+    assert.equal(opened.source, 'full');
+    assert.deepEqual(opened.answers, [true, true], 'the filter answers from memory');
+    assert.ok(opened.errors.length >= 1, 'the storage failure is reported');
+    for (const error of opened.errors) {
+      assert.equal(error.code, 'E_STORAGE');
+      assert.match(error.message, /bg-held/);
+      assert.match(error.message, /no object store 'files' or 'meta'/, error.message);
+      assert.match(error.message, /another open connection held up/, error.message);
+    }
+    // The other tab lets go: the next open migrates and persists.
+    await other.evaluate(() => window.held.close());
+    await other.close();
+    const again = await page.evaluate(async ({ url, storeName }) => {
+      const { live, errors } = await window.openLive(url, { storage: window.bloomgate.indexedDbStorage({ name: storeName }) });
+      return { source: live.stats().source, errors };
+    }, { url: site.manifestUrl, storeName: name });
+    assert.deepEqual(again.errors, []);
+    const held = await page.evaluate(({ storeName, url }) => window.inspect(storeName, url), { storeName: name, url: site.manifestUrl });
+    assert.equal(held.version, 4);
+    assert.ok(held.stores.includes('theirs'));
+    assert.equal(held.file.digest, digest1);
+    await expectPersisted(name);
+  });
+
+  for (const [how, wrap] of [
+    ['refused at once: put() throws DataCloneError', 'sync'],
+    ['refused when the request runs: UnknownError on the request', 'async'],
+  ]) {
+    it(`a Blob the engine will not store (${how}): an ArrayBuffer is persisted and reloads`, async () => {
+      const name = `bg-noblob-${wrap}`;
+      const opened = await page.evaluate(async ({ url, storeName, mode }) => {
+        const put = IDBObjectStore.prototype.put;
+        const get = IDBObjectStore.prototype.get;
+        window.refusals = 0;
+        // What WebKit's ephemeral store does with a Blob: it refuses it.
+        IDBObjectStore.prototype.put = function wrappedPut(value, key) {
+          if (!(value instanceof Blob)) return put.call(this, value, key);
+          window.refusals++;
+          if (mode === 'sync') throw new DOMException('Failed to store a Blob in this store', 'DataCloneError');
+          // A request that fails with UnknownError; its error event runs while the transaction is
+          // active (chained on a real request), and an unprevented one aborts the transaction.
+          const tx = this.transaction;
+          const fake = { error: new DOMException('Error preparing Blob/File data to be stored in object store', 'UnknownError'), onerror: null, onsuccess: null };
+          get.call(this, key).onsuccess = () => {
+            const event = { target: fake, defaultPrevented: false, preventDefault() { this.defaultPrevented = true; } };
+            fake.onerror?.(event);
+            if (!event.defaultPrevented) tx.abort();
+          };
+          return fake;
+        };
+        try {
+          const { live, errors } = await window.openLive(url, { storage: window.bloomgate.indexedDbStorage({ name: storeName }) });
+          return { source: live.stats().source, errors, refusals: window.refusals };
+        } finally {
+          IDBObjectStore.prototype.put = put;
+        }
+      }, { url: site.manifestUrl, storeName: name, mode: wrap });
+      assert.deepEqual(opened.errors, [], 'no storage error: the ArrayBuffer fallback took it');
+      assert.equal(opened.source, 'full');
+      assert.ok(opened.refusals >= 1, 'a Blob was offered and refused');
+      const held = await page.evaluate(({ storeName, url }) => window.inspect(storeName, url), { storeName: name, url: site.manifestUrl });
+      assert.equal(held.file.type, '[object ArrayBuffer]', 'stored as an ArrayBuffer');
+      assert.equal(held.file.digest, digest1);
+      assert.equal(held.meta.generation, 1);
+      await expectPersisted(name);
+    });
+  }
+
+  it('nothing storable (Blob and ArrayBuffer refused): E_STORAGE names the DataCloneError, the filter answers', async () => {
+    const opened = await page.evaluate(async (url) => {
+      const put = IDBObjectStore.prototype.put;
+      IDBObjectStore.prototype.put = function wrappedPut(value, key) {
+        if (value instanceof Blob || value instanceof ArrayBuffer) throw new DOMException(`cannot clone a ${value.constructor.name} here`, 'DataCloneError');
+        return put.call(this, value, key);
+      };
+      try {
+        const { live, errors } = await window.openLive(url, { storage: window.bloomgate.indexedDbStorage({ name: 'bg-nothing' }) });
+        return { source: live.stats().source, errors, answer: live.mightContain('key-5') };
+      } finally {
+        IDBObjectStore.prototype.put = put;
+      }
+    }, site.manifestUrl);
+    assert.equal(opened.source, 'full');
+    assert.equal(opened.answer, true);
+    assert.equal(opened.errors.length, 1);
+    assert.equal(opened.errors[0].code, 'E_STORAGE');
+    assert.match(opened.errors[0].message, /bg-nothing/);
+    assert.match(opened.errors[0].message, /DataCloneError: cannot clone a ArrayBuffer here/);
+    const held = await page.evaluate((url) => window.inspect('bg-nothing', url), site.manifestUrl);
+    assert.equal(held.file, null, 'nothing half-written');
+    assert.equal(held.meta, null);
+  });
+});
