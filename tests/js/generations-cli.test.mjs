@@ -83,7 +83,9 @@ test('publish writes the file, deltas from the kept generations and the manifest
   for (let g = 0; g < 4; g++) ok(['publish', `g${g}.bgf`, '--dir', 'site', '--keep', '2', '--min-refresh', '600']);
   const manifest = JSON.parse(readFileSync(at('site/manifest.json'), 'utf8'));
   assert.equal(manifest.format, 'bloomgate-filter');
-  assert.equal(manifest.version, 1);
+  assert.equal(manifest.version, 2);
+  assert.deepEqual(manifest.signatures, [], 'no --sign: an unsigned manifest');
+  assert.ok(Math.abs(manifest.expires - (Date.now() / 1000 + 7 * 86400)) < 600, 'expires in 7 days by default');
   assert.equal(manifest.listId, LIST);
   assert.equal(manifest.generation, 3);
   assert.equal(manifest.minRefreshSeconds, 600);

@@ -9,10 +9,12 @@
  * genuine, and the refusal has its own code.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export const LIST = '1157ed0000000000000000000000beef';
 export const OTHER_LIST = '07e4000000000000000000000000abcd';
@@ -26,23 +28,22 @@ export const listedUrl = (i) => `https://phish-${i}.example/login/index.html`;
 /** `bloomgate ...args` run in this process (the real commands, without a Node start-up each). */
 async function cli(cwd, args) {
   const { main } = await import('../../../js/cli/main.js');
-  const write = process.stdout.write;
-  let out = '';
   const back = process.cwd();
   process.chdir(cwd);
-  process.stdout.write = (chunk) => {
-    out += String(chunk);
-    return true;
-  };
   let status;
   try {
     status = await main(args);
   } finally {
-    process.stdout.write = write;
     process.chdir(back);
   }
   if (status !== 0) throw new Error(`bloomgate ${args.join(' ')} exited ${status}`);
-  return out.trim();
+}
+
+/** `bloomgate keygen -o FILE`: its stdout (the public key) is read from a child, as node --test owns this process's. */
+function keygen(cwd, file) {
+  const result = spawnSync(process.execPath, [fileURLToPath(new URL('../../../js/cli.js', import.meta.url)), 'keygen', '-q', '-o', file], { cwd, encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`bloomgate keygen exited ${result.status}: ${result.stderr}`);
+  return result.stdout.trim();
 }
 
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest();
@@ -62,7 +63,7 @@ export function snapshot(dir) {
 export async function buildKit(dir) {
   const file = (name) => join(dir, name);
   const keys = {};
-  for (const name of ['k1', 'k2', 'k3', 'k4', 'attacker']) keys[name] = await cli(dir, ['keygen', '-q', '-o', `${name}.key`]);
+  for (const name of ['k1', 'k2', 'k3', 'k4', 'attacker']) keys[name] = keygen(dir, `${name}.key`);
 
   const urls = (n) => Array.from({ length: n }, (_, i) => listedUrl(i)).join('\n') + '\n';
   writeFileSync(file('g1.txt'), urls(LISTED));
