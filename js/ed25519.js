@@ -385,3 +385,17 @@ export function verifyEd25519(publicKey, message, signature) {
   for (let i = 0; i < 32; i++) difference |= expected[i] ^ r[i];
   return difference === 0;
 }
+
+/**
+ * Whether 32 bytes are a public key someone could hold: a canonical encoding of a point whose
+ * order is not small. A small-order key (eight points, anyone can name them) "verifies" forged
+ * signatures for some messages under every verifier, so a key set refuses it when it is pinned.
+ * @param {Uint8Array} publicKey
+ */
+export function isUsablePublicKey(publicKey) {
+  if (!(publicKey instanceof Uint8Array) || publicKey.length !== 32) return false;
+  const point = decodePoint(publicKey);
+  if (point === null) return false;
+  const [X, Y, Z] = double(double(double(point)));
+  return !(X === 0n && Y === Z); // [8]A is the identity exactly for the small-order points
+}

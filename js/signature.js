@@ -15,7 +15,7 @@
  * third path: a runtime with neither would be a bug, never "accepted".
  */
 import { base64url, fromBase64url } from './canonical.js';
-import { verifyEd25519 } from './ed25519.js';
+import { isUsablePublicKey, verifyEd25519 } from './ed25519.js';
 import { BloomgateError } from './errors.js';
 
 export const KEY_PREFIX = 'ed25519:';
@@ -36,7 +36,8 @@ export const MAX_KEYS = 32;
 export function decodePublicKey(text) {
   if (typeof text !== 'string' || !text.startsWith(KEY_PREFIX)) return null;
   const raw = fromBase64url(text.slice(KEY_PREFIX.length));
-  if (raw === null || raw.length !== 32) return null;
+  // Not a point, not canonical, or of small order: no one's key, refused before anything is verified.
+  if (raw === null || raw.length !== 32 || !isUsablePublicKey(raw)) return null;
   return { id: `${KEY_PREFIX}${base64url(raw)}`, raw };
 }
 
