@@ -13,12 +13,18 @@
  *     the ArrayBuffer is stored in the same transaction and a reload opens from it
  *   - nothing storable at all: E_STORAGE names the platform's DataCloneError, never "failed"
  *
- * The refusals are simulated by wrapping IDBObjectStore.prototype.put in the page. WebKit's own
- * ephemeral store: see the end of this file.
+ * The refusals are simulated by wrapping IDBObjectStore.prototype.put in the page. Then the real
+ * thing: WebKitGTK (Safari's engine) through WebKitWebDriver under Xvfb, whose automation session
+ * is an ephemeral data store that refuses Blobs exactly so (an UnknownError on the put request,
+ * "Error preparing Blob/File data to be stored in object store", tx.error still null in
+ * onerror): openFilter persists an ArrayBuffer there and a reload opens from it. The driver is
+ * spoken to over plain W3C WebDriver HTTP (fetch), so it needs no npm package; skipped without
+ * /usr/bin/WebKitWebDriver and xvfb-run (Debian: webkit2gtk-driver, xvfb).
  *
  * Run: node --test tests/browser/persist-idb.test.mjs (needs /usr/bin/chromium or BG_CHROMIUM).
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -32,6 +38,10 @@ import { root } from './helpers/packed.mjs';
 import { listenLocal } from './helpers/listen.mjs';
 
 const hasChromium = existsSync(CHROMIUM);
+const WEBKIT_DRIVER = process.env.BG_WEBKIT_DRIVER ?? '/usr/bin/WebKitWebDriver';
+const MINIBROWSER = process.env.BG_MINIBROWSER ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
+const XVFB_RUN = '/usr/bin/xvfb-run';
+const hasWebKit = [WEBKIT_DRIVER, MINIBROWSER, XVFB_RUN].every((path) => existsSync(path));
 const SIZE = 2000;
 
 const PAGE = `<!doctype html>
@@ -340,5 +350,137 @@ describe('IndexedDB persistence in headless Chromium', { skip: hasChromium ? fal
     const held = await page.evaluate((url) => window.inspect('bg-nothing', url), site.manifestUrl);
     assert.equal(held.file, null, 'nothing half-written');
     assert.equal(held.meta, null);
+  });
+});
+
+/**
+ * WebKitWebDriver under Xvfb, spoken to over W3C WebDriver HTTP: `{ run(fn-source, arg), goto(path), close() }`.
+ * `run` executes an async function's source in the page and returns what it resolves to.
+ */
+async function startWebKit(origin) {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const driver = spawn(XVFB_RUN, ['-a', WEBKIT_DRIVER, `--port=${port}`], { stdio: 'ignore', detached: true });
+  const base = `http://127.0.0.1:${port}`;
+  const wd = async (method, path, body) => {
+    const res = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const json = await res.json();
+    if (!res.ok) throw new Error(`WebDriver ${method} ${path}: ${JSON.stringify(json.value)}`);
+    return json.value;
+  };
+  const stop = () => {
+    try {
+      process.kill(-driver.pid, 'SIGTERM'); // xvfb-run, Xvfb, the driver and the browser: one process group
+    } catch {
+      // gone already
+    }
+  };
+  try {
+    for (let i = 0; ; i++) {
+      try {
+        await wd('GET', '/status');
+        break;
+      } catch (error) {
+        if (i > 150) throw error;
+        await new Promise((resolvePromise) => setTimeout(resolvePromise, 100));
+      }
+    }
+    const session = await wd('POST', '/session', { capabilities: { alwaysMatch: {
+      'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
+    } } });
+    const id = session.sessionId;
+    const goto = async (path) => {
+      await wd('POST', `/session/${id}/url`, { url: `${origin}${path}` });
+      await run('() => new Promise((ok) => { const check = () => document.documentElement.dataset.ready === "yes" ? ok(true) : setTimeout(check, 20); check(); })');
+    };
+    const run = async (source, arg = null) => {
+      const value = await wd('POST', `/session/${id}/execute/async`, {
+        script: `const done = arguments[arguments.length - 1];
+          Promise.resolve().then(() => (${source})(arguments[0])).then(
+            (value) => done({ ok: true, value: JSON.stringify(value ?? null) }),
+            (error) => done({ ok: false, error: String(error && error.stack || error) }));`,
+        args: [arg],
+      });
+      if (!value.ok) throw new Error(`in WebKit: ${value.error}`);
+      return JSON.parse(value.value);
+    };
+    return {
+      version: session.capabilities.browserVersion,
+      goto,
+      run,
+      async close() {
+        await wd('DELETE', `/session/${id}`).catch(() => {});
+        stop();
+      },
+    };
+  } catch (error) {
+    stop();
+    throw error;
+  }
+}
+
+describe('IndexedDB persistence in WebKit\'s ephemeral data store (WebKitWebDriver)', {
+  skip: hasWebKit ? false : `no WebKitWebDriver, MiniBrowser or xvfb-run (${WEBKIT_DRIVER}, ${MINIBROWSER})`, timeout: 120000,
+}, () => {
+  let generations;
+  let site;
+  let pages;
+  let webkit;
+
+  before(async () => {
+    generations = await buildGenerations({ count: 1, size: SIZE, shift: 0, capacity: 2500, errorRate: 0.01 });
+    site = new FilterSite(generations);
+    site.publish(1);
+    await site.start();
+    pages = await startPageServer();
+    webkit = await startWebKit(pages.origin);
+    await webkit.goto('/');
+  });
+
+  after(async () => {
+    await webkit?.close();
+    await site?.stop();
+    await pages?.close();
+  });
+
+  it('the store refuses a Blob for real; openFilter persists an ArrayBuffer and a reload opens from it', async (t) => {
+    t.diagnostic(`WebKitGTK ${webkit.version}`);
+    // The platform itself, without bloomgate: a Blob put fails on the request, tx.error still null.
+    const refusal = await webkit.run(`() => new Promise((resolve) => {
+      const open = indexedDB.open('bg-webkit-probe', 1);
+      open.onupgradeneeded = () => open.result.createObjectStore('s');
+      open.onsuccess = () => {
+        const tx = open.result.transaction('s', 'readwrite');
+        const request = tx.objectStore('s').put(new Blob([new Uint8Array([1, 2, 3])]), 'k');
+        let txErrorInOnerror = 'unset';
+        tx.onerror = () => { txErrorInOnerror = tx.error; };
+        tx.onabort = () => { open.result.close(); resolve({ name: request.error && request.error.name, message: request.error && request.error.message, txErrorInOnerror }); };
+        tx.oncomplete = () => { open.result.close(); resolve({ stored: true }); };
+      };
+    })`);
+    assert.equal(refusal.name, 'UnknownError', `this WebKit store refuses Blobs: ${JSON.stringify(refusal)}`);
+    assert.equal(refusal.txErrorInOnerror, null, 'tx.error is still null while onerror runs');
+
+    const opened = await webkit.run(`async (url) => {
+      const { live, errors } = await window.openLive(url, { storage: window.bloomgate.indexedDbStorage({ name: 'bg-webkit' }) });
+      return { source: live.stats().source, storage: live.stats().storage, errors, answers: ['key-0', 'key-1999'].map((k) => live.mightContain(k)) };
+    }`, site.manifestUrl);
+    assert.deepEqual(opened.errors, [], 'no E_STORAGE: the ArrayBuffer took the Blob\'s place');
+    assert.equal(opened.source, 'full');
+    assert.equal(opened.storage, 'indexeddb');
+    assert.deepEqual(opened.answers, [true, true]);
+    const held = await webkit.run('(arg) => window.inspect(arg.name, arg.url)', { name: 'bg-webkit', url: site.manifestUrl });
+    assert.equal(held.file.type, '[object ArrayBuffer]');
+    assert.equal(held.file.digest, sha256Hex(generations.files[1]));
+    assert.equal(held.meta.generation, 1);
+
+    await webkit.goto('/'); // a reload: only the session's (ephemeral) IndexedDB survives
+    const reopened = await webkit.run(`async (url) => {
+      const { live, errors } = await window.openLive(url, { storage: window.bloomgate.indexedDbStorage({ name: 'bg-webkit' }) });
+      return { source: live.stats().source, generation: live.generation, errors, digest: await window.sha256(live.serialize()) };
+    }`, site.manifestUrl);
+    assert.deepEqual(reopened.errors, []);
+    assert.equal(reopened.source, 'persisted');
+    assert.equal(reopened.generation, 1);
+    assert.equal(reopened.digest, sha256Hex(generations.files[1]));
   });
 });
