@@ -6,6 +6,8 @@
  *     in-line keys and a store of someone else's: openFilter() migrates it (a version upgrade),
  *     keeps the other store, persists, and a reload opens from it
  *   - records of another shape under the filter's key: read as nothing stored, replaced
+ *   - a database that cannot be opened (UnknownError, as a corrupt one gives): deleted, created
+ *     again, persisted
  *   - a database another tab holds open at a wrong shape, refusing to let go: E_STORAGE names
  *     the real cause, the filter still answers; once that tab closes, persistence works again
  *   - an engine that will not store a Blob (WebKit's ephemeral store), refused at once
@@ -280,6 +282,41 @@ describe('IndexedDB persistence in headless Chromium', { skip: hasChromium ? fal
     assert.equal(held.version, 4);
     assert.ok(held.stores.includes('theirs'));
     assert.equal(held.file.digest, digest1);
+    await expectPersisted(name);
+  });
+
+  it('a database that cannot be opened (UnknownError, as a corrupt one gives) is deleted and created again', async () => {
+    const name = 'bg-reset';
+    const result = await page.evaluate(async ({ url, storeName }) => {
+      // Something of ours there before: it goes with the reset.
+      const first = window.bloomgate.indexedDbStorage({ name: storeName });
+      await first.set('old', new Uint8Array([9]), {});
+      first.close();
+      const calls = [];
+      let failNext = true;
+      // The real factory, except that the first open fails the way a corrupt database does.
+      const factory = {
+        open(...args) {
+          calls.push(`open ${args.length > 1 ? args[1] : ''}`.trim());
+          if (!failNext) return indexedDB.open(...args);
+          failNext = false;
+          const fake = { error: new DOMException('Internal error opening backing store for indexedDB.open.', 'UnknownError') };
+          setTimeout(() => fake.onerror?.({ preventDefault() {} }), 0);
+          return fake;
+        },
+        deleteDatabase(...args) {
+          calls.push('delete');
+          return indexedDB.deleteDatabase(...args);
+        },
+      };
+      const storage = window.bloomgate.indexedDbStorage({ name: storeName, indexedDB: factory });
+      const { live, errors } = await window.openLive(url, { storage });
+      return { calls, errors, source: live.stats().source, old: await storage.get('old') };
+    }, { url: site.manifestUrl, storeName: name });
+    assert.deepEqual(result.errors, []);
+    assert.equal(result.source, 'full');
+    assert.deepEqual(result.calls.slice(0, 3), ['open', 'delete', 'open'], 'open failed, so: delete, open again');
+    assert.equal(result.old, null, 'the reset database starts empty');
     await expectPersisted(name);
   });
 
