@@ -279,9 +279,12 @@ export interface FilterStorage {
 
 /**
  * IndexedDB storage (pages, workers, extension service workers): the bytes as
- * a Blob (`blob: false`: an ArrayBuffer), the meta beside them, written in one
+ * a Blob (`blob: false`, or an engine that refuses Blobs such as WebKit's
+ * ephemeral store: an ArrayBuffer), the meta beside them, written in one
  * transaction. `name` is the database (default 'bloomgate-filters'); `indexedDB`
- * the IDBFactory to use (default globalThis.indexedDB).
+ * the IDBFactory to use (default globalThis.indexedDB). A database of that name
+ * of another version or shape is migrated by an upgrade, or deleted and created
+ * again when it cannot be opened; failures are `E_STORAGE` naming the cause.
  */
 export function indexedDbStorage(options?: { name?: string; indexedDB?: object; blob?: boolean }): FilterStorage & { close(): void };
 
