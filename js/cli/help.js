@@ -11,7 +11,8 @@ export const EXIT_CODES_TEXT = `Exit codes:
   66  an input file cannot be opened or read
   70  internal error (a bug: please report it)
   71  out of memory (E_NOMEM): WebAssembly memory is at most 4 GiB
-  73  the output file (or stdout) cannot be created or written`;
+  73  the output file (or stdout) cannot be created or written
+  75  try again later: another publish holds the site's lock (E_LOCKED)`;
 
 export const MAIN_HELP = `bloomgate — Bloom filters for "definitely not / maybe" checks
 
