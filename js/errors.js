@@ -9,8 +9,11 @@
  * failure), E_TIMEOUT, E_ESCALATION (an escalation reply not to be trusted),
  * E_NOT_READY, E_WASM, E_CSP, and openFilter's E_MANIFEST (a bad publication
  * manifest), E_STALE (an older generation offered), E_LIST (another list
- * offered) and E_STORAGE. Argument mistakes are TypeError or RangeError
- * instead, as in the platform's own APIs.
+ * offered), E_STORAGE, E_SIGNATURE (a manifest or key history not signed by
+ * the trusted keys), E_EXPIRED (a manifest past its expiry, or a stale filter
+ * queried with onStale 'error') and E_INSECURE (plain http: off loopback).
+ * Argument mistakes are TypeError or RangeError instead, as in the platform's
+ * own APIs.
  */
 export class BloomgateError extends Error {
   /**

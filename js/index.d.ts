@@ -42,8 +42,11 @@ export type Kind = 'classic' | 'blocked' | 'fuse' | 'fuse8' | 'fuse16' | 'counti
  * Stable error codes. Core codes mirror the C status enum (BG_E_CHECKSUM ->
  * 'E_CHECKSUM'); E_FREED, E_INTEGRITY and E_FETCH are raised by JavaScript,
  * as are {@link openFilter}'s E_MANIFEST (a bad publication manifest), E_STALE
- * (an older generation offered), E_LIST (another list offered) and E_STORAGE
- * (the persisted copy could not be read or written).
+ * (an older generation offered), E_LIST (another list offered), E_STORAGE
+ * (the persisted copy could not be read or written), E_SIGNATURE (unsigned,
+ * under-signed or signed by keys not trusted), E_EXPIRED (a manifest past its
+ * expiry; with onStale 'error', a query of a stale filter) and E_INSECURE (plain
+ * http: off loopback).
  * init() (and the first call that instantiates the module) rejects with
  * E_FETCH when the module cannot be fetched or read (the message names the URL
  * or path and the fixes), E_WASM when the bytes are not the module, and E_CSP
@@ -57,6 +60,7 @@ export type BloomgateErrorCode =
   | 'E_URL' | 'E_FULL' | 'E_UNSUPPORTED' | 'E_NOT_FOUND' | 'E_STATIC' | 'E_DELTA_BASE' | 'E_DELTA'
   | 'E_FREED' | 'E_INTEGRITY' | 'E_FETCH' | 'E_NOT_READY' | 'E_ESCALATION' | 'E_TIMEOUT'
   | 'E_WASM' | 'E_CSP' | 'E_MANIFEST' | 'E_STALE' | 'E_LIST' | 'E_STORAGE'
+  | 'E_SIGNATURE' | 'E_EXPIRED' | 'E_INSECURE'
   | (string & {});
 
 /**
@@ -315,6 +319,18 @@ export interface FreshFilterStats extends FilterStats {
   manifestUrl: string;
   /** 'indexeddb', 'directory', 'custom', or null without storage. */
   storage: string | null;
+  /** Whether the generation in use came from a manifest verified by the pinned keys (false without `keys`: unsigned). */
+  signed: boolean;
+  /** The keys whose signatures were verified on the manifest in use. */
+  signedBy: string[];
+  /** The key set trusted now (0: the pinned keys; higher after following a rotation), null without keys. */
+  keySet: number | null;
+  /** The Ed25519 verifier in use: the runtime's WebCrypto, or the one written here; null without keys. */
+  verifier: 'webcrypto' | 'js' | null;
+  /** When the newest believed manifest expires (ms since the epoch), null when it names no expiry (version 1). */
+  expires: number | null;
+  /** Past `expires`: the site froze or cannot be reached, and newer listings may be missing. */
+  stale: boolean;
 }
 
 /** The detail of an 'update' event (and the argument of onUpdate). */
@@ -329,6 +345,10 @@ export interface FreshFilterUpdate {
   url: string;
   /** Milliseconds: the manifest request, and the rest (download, checks, apply, swap, persist). */
   timings: { manifestMs: number; updateMs: number };
+  /** Verified by the pinned keys. */
+  signed: boolean;
+  /** A signed successor moved the filter to a new list (`publish --replace-list`). */
+  successor: boolean;
 }
 
 /** The detail of a 'check' event: a manifest request that succeeded. */
@@ -337,6 +357,15 @@ export interface FreshFilterCheck {
   notModified: boolean;
   changed: boolean;
   generation: number;
+  signed: boolean;
+}
+
+/** The detail of a 'stale' event: the newest believed manifest expired. */
+export interface FreshFilterStale {
+  /** The expiry that passed, ms since the epoch. */
+  expires: number;
+  generation: number | null;
+  url: string;
 }
 
 /** The detail of an 'error' event (onError gets the error and this). */
@@ -347,6 +376,8 @@ export interface FreshFilterError {
   stage: 'storage' | 'persisted' | 'initial' | 'check' | 'delta' | 'persist';
   /** The generation still in use, or null before the first one. */
   generation: number | null;
+  /** Whether the filter checks signatures (opened with `keys`). */
+  signed: boolean;
 }
 
 /** What refresh() resolves to; it never rejects for a failed update (see `error`). */
@@ -363,6 +394,10 @@ export interface RefreshOutcome {
   url?: string;
   nextCheck?: number;
   error?: BloomgateError;
+  /** The filter is past the expiry of its newest believed manifest. */
+  stale?: boolean;
+  /** A signed successor moved the filter to a new list. */
+  successor?: boolean;
 }
 
 export interface OpenFilterOptions {
@@ -379,7 +414,7 @@ export interface OpenFilterOptions {
   refreshSeconds?: number;
   /** Largest filter or delta downloaded (default 256 MiB): E_TOO_LARGE past it. */
   maxBytes?: number;
-  /** Per request, 1 .. 2^31 - 1 ms (default 60000): E_TIMEOUT. */
+  /** One check (manifest, key history, delta or file), 1 .. 2^31 - 1 ms (default 60000): E_TIMEOUT. */
   timeoutMs?: number;
   /** Only accept this list (32 hex digits): E_LIST otherwise, also for a persisted copy. */
   listId?: string;
@@ -394,6 +429,23 @@ export interface OpenFilterOptions {
   onCheck?(check: FreshFilterCheck): void;
   /** Clock, ms since the epoch (tests). */
   now?(): number;
+  /**
+   * The publisher's public keys, 'ed25519:BASE64URL' as `bloomgate keygen` prints them. With keys, only
+   * manifests signed by `threshold` of them (or by a key set they rotated to) are believed: anything
+   * unsigned, under-signed or signed by other keys is E_SIGNATURE and the last good copy stays.
+   * Without keys the filter runs unsigned (stats().signed === false).
+   */
+  keys?: string[];
+  /** Distinct keys that must sign (default 1), 1 .. keys.length. */
+  threshold?: number;
+  /**
+   * Past the manifest's expiry: 'flag' (default) keeps answering, with `stale: true` in stats() and
+   * check results and one 'stale' event; 'error' makes every query throw E_EXPIRED until a fresh
+   * manifest is believed; a function is called with the 'stale' event's detail (and flags).
+   */
+  onStale?: 'flag' | 'error' | ((detail: FreshFilterStale) => void);
+  /** Accept a plain http: manifest on a network host (default false: E_INSECURE; loopback is always allowed). */
+  allowHttp?: boolean;
 }
 
 /** An event of a {@link FreshFilter}: `detail` says what happened. */
@@ -421,6 +473,10 @@ export interface FreshFilter {
   readonly metadata: unknown;
   /** The manifest URL it follows (absolute). */
   readonly manifestUrl: string;
+  /** The keys trusted now (after any rotation followed), passed on to checkUrl, checkPassword and createGate; null when unsigned. */
+  readonly trust: { keys: string[]; threshold: number } | null;
+  /** Past the expiry of the newest believed manifest (fires one 'stale' event when first seen). */
+  readonly stale: boolean;
   /** The .bgf bytes of the generation in use (a copy). */
   serialize(): Uint8Array<ArrayBuffer>;
   stats(): FreshFilterStats;
@@ -433,7 +489,8 @@ export interface FreshFilter {
   addEventListener(type: 'update', listener: (event: FreshFilterEvent<FreshFilterUpdate>) => void, options?: FreshFilterListenerOptions): void;
   addEventListener(type: 'error', listener: (event: FreshFilterEvent<FreshFilterError>) => void, options?: FreshFilterListenerOptions): void;
   addEventListener(type: 'check', listener: (event: FreshFilterEvent<FreshFilterCheck>) => void, options?: FreshFilterListenerOptions): void;
-  removeEventListener(type: 'update' | 'error' | 'check', listener: (event: FreshFilterEvent<never>) => void, options?: boolean | { capture?: boolean }): void;
+  addEventListener(type: 'stale', listener: (event: FreshFilterEvent<FreshFilterStale>) => void, options?: FreshFilterListenerOptions): void;
+  removeEventListener(type: 'update' | 'error' | 'check' | 'stale', listener: (event: FreshFilterEvent<never>) => void, options?: boolean | { capture?: boolean }): void;
 }
 
 /**
@@ -547,7 +604,7 @@ export interface GateStats {
 export interface GateOptions {
   filter: { mightContain(item: Item): boolean; stats?(): { estimatedErrorRate: number } };
   /** Ask the source of truth; honour `signal`. May return a cache hint in ms. */
-  confirm(item: Item, context: { signal: AbortSignal }): Promise<boolean | { listed: boolean; ttlMs?: number }>;
+  confirm(item: Item, context: { signal: AbortSignal; keys?: string[]; threshold?: number }): Promise<boolean | { listed: boolean; ttlMs?: number }>;
   /** What a failed escalation means. Default 'throw' (BloomgateError E_ESCALATION); never silently clean. */
   onError?: 'throw' | 'listed' | 'clean' | ((error: unknown, item: Item) => boolean);
   /** Abort an escalation after this long, 1 .. 2^31 - 1 ms (default 5000); larger is a RangeError. */
@@ -558,6 +615,13 @@ export interface GateOptions {
   staleness?: { ratio?: number; minNegatives?: number };
   onStale?(info: { observedFalsePositiveRate: number; expectedFalsePositiveRate: number; negatives: number }): void;
   now?(): number;
+  /**
+   * Publisher keys (`ed25519:BASE64URL`) for confirm(): handed to it in its context (default: the
+   * keys of a filter from openFilter), for it to pass to checkPassword / checkUrl.
+   */
+  keys?: string[];
+  /** How many of `keys` must sign (default 1). */
+  threshold?: number;
 }
 
 export interface Gate {
@@ -594,6 +658,16 @@ export interface EscalationOptions {
   signal?: AbortSignal;
   /** Per request, 1 .. 2^31 - 1 ms (default 10000); E_TIMEOUT when the head or the body stalls. */
   timeoutMs?: number;
+  /**
+   * Publisher keys (`ed25519:BASE64URL`, what `bloomgate keygen` prints). With keys, a "not listed"
+   * counts only from an endpoint whose manifest `threshold` of them signed (`export-ranges --sign`,
+   * `serve --sign`) and whose reply reaches the manifest's Merkle root through its proof;
+   * anything else is E_ESCALATION. The public breached-password service stays trusted by its
+   * padding (over https). Default: the keys of a filter from openFilter.
+   */
+  keys?: string[];
+  /** How many of `keys` must sign the endpoint manifest (default 1). */
+  threshold?: number;
 }
 
 /**
