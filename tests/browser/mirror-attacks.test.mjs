@@ -1,0 +1,182 @@
+/**
+ * The malicious mirror in Debian's headless Chromium: the same kit and the
+ * same attacks as tests/js/mirror-attacks.test.mjs (tests/js/helpers/mirror.mjs),
+ * played against openFilter() in a page that imports the library by path and
+ * verifies with the browser's own WebCrypto Ed25519. For every attack the page
+ * refuses with the attack's code, keeps genuine generation 2, every listed URL
+ * still reads "maybe", and the genuine generation 3 is taken afterwards. Also:
+ * a frozen site turns the filter stale, and a signed successor moves it on.
+ *
+ * Run: node --test tests/browser/mirror-attacks.test.mjs (needs /usr/bin/chromium or BG_CHROMIUM).
+ */
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { extname, join, resolve, sep } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import { ADDED, LISTED, LIST, NEXT_LIST, MirrorHost, attacksOn, buildKit, listedUrl, manifestOf } from '../js/helpers/mirror.mjs';
+import { CHROMIUM, launch } from './browser.mjs';
+import { root } from './helpers/packed.mjs';
+import { listenLocal } from './helpers/listen.mjs';
+
+const hasChromium = existsSync(CHROMIUM);
+const TYPES = { '.js': 'text/javascript; charset=utf-8', '.wasm': 'application/wasm' };
+const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mirror</title><link rel="icon" href="data:,">
+<script type="module">
+  import * as bloomgate from '/bloomgate/js/index.js';
+  window.bloomgate = bloomgate;
+  document.documentElement.dataset.ready = 'yes';
+</script></head><body>mirror attacks</body></html>`;
+
+async function startPageServer() {
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
+    if (path === '/') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE);
+    const mount = path.startsWith('/bloomgate/js/') ? 'js' : path.startsWith('/bloomgate/wasm/') ? 'wasm' : null;
+    if (mount !== null) {
+      const base = resolve(root, mount);
+      const file = resolve(base, `.${path.slice(`/bloomgate/${mount}`.length)}`);
+      if (file.startsWith(base + sep)) {
+        try {
+          return res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(await readFile(file));
+        } catch {
+          // 404 below
+        }
+      }
+    }
+    res.writeHead(404).end();
+  });
+  return listenLocal(server);
+}
+
+describe('a malicious mirror against openFilter in headless Chromium', { skip: hasChromium ? false : `no Chromium at ${CHROMIUM}`, timeout: 240000 }, () => {
+  let scratch;
+  let kit;
+  let host;
+  let pages;
+  let browser;
+  let page;
+
+  before(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'bloomgate-mirror-browser-'));
+    kit = await buildKit(scratch);
+    host = await new MirrorHost(kit.genuine[2]).start();
+    pages = await startPageServer();
+    browser = await launch();
+    page = await browser.context.newPage();
+    await page.goto(`${pages.origin}/`);
+    await page.waitForFunction(() => document.documentElement.dataset.ready === 'yes', null, { timeout: 20000 });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await host?.stop();
+    await pages?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  const urlsOf = (g) => Array.from({ length: LISTED + (g - 1) * ADDED }, (_, i) => listedUrl(i));
+
+  /** Open at genuine generation 2 in the page (pinned k1..k3, 2 of 3), then serve `files` and refresh. */
+  async function attack(files, options = {}) {
+    host.serve(kit.genuine[2]);
+    await page.evaluate(async ({ url, keys, options: extra }) => {
+      window.live?.close();
+      window.codes = [];
+      window.live = await window.bloomgate.openFilter(url, { storage: false, keys, threshold: 2, ...extra });
+      window.live.addEventListener('error', (event) => window.codes.push(event.detail.code));
+    }, { url: host.manifestUrl, keys: kit.pinned, options });
+    host.serve(files);
+    return page.evaluate(async () => {
+      const outcome = await window.live.refresh({ force: true });
+      return { changed: outcome.changed, code: outcome.error?.code ?? null, codes: window.codes, generation: window.live.generation, signed: window.live.stats().signed };
+    });
+  }
+
+  const answers = (urls) => page.evaluate((list) => window.live.mightContainMany(list), urls);
+
+  for (const { name, code } of [
+    { name: 'arbitrary content: a forged full file with a matching unsigned manifest', code: 'E_SIGNATURE' },
+    { name: 'arbitrary content: a forged file and delta, the manifest signed by the attacker\'s own key', code: 'E_SIGNATURE' },
+    { name: 'key compromise: one stolen key of a 2-of-3 set signs a forgery', code: 'E_SIGNATURE' },
+    { name: 'a genuine manifest with a signature copied onto a forged one (file and delta swapped, digests edited)', code: 'E_SIGNATURE' },
+    { name: 'mix-and-match: the genuine generation-3 manifest, the forged file served under its name', code: 'E_INTEGRITY' },
+    { name: 'mix-and-match: the genuine generation-3 manifest, generation 1 served as generation 3', code: 'E_INTEGRITY' },
+    { name: 'jump to the highest generation (2^53-1), signed by the attacker', code: 'E_SIGNATURE' },
+    { name: 'rollback: the genuine generation-1 manifest, replayed', code: 'E_STALE' },
+    { name: 'wrong list: another genuine list of the same publisher', code: 'E_LIST' },
+    { name: 'endless data: an unsigned manifest claiming a 3 GB file beside a tiny delta', code: 'E_SIGNATURE' },
+    { name: 'a truncated manifest', code: 'E_MANIFEST' },
+    { name: 'a malformed signature', code: 'E_SIGNATURE' },
+    { name: 'a genuine manifest with its generation raised (signature no longer matches)', code: 'E_SIGNATURE' },
+    { name: 'a genuine manifest with its expiry pushed back (signature no longer matches)', code: 'E_SIGNATURE' },
+  ]) {
+    it(`refuses ${name} (${code})`, async () => {
+      const found = attacksOn(kit).find((entry) => entry.name === name);
+      assert.ok(found, name);
+      const outcome = await attack(found.files);
+      assert.equal(outcome.changed, false);
+      assert.ok(outcome.codes.includes(code), `expected ${code}, got ${outcome.codes.join(', ')}`);
+      assert.equal(outcome.generation, 2);
+      assert.equal(outcome.signed, true);
+      const listed = await answers(urlsOf(2));
+      assert.equal(listed.filter((answer) => !answer).length, 0, 'every listed URL still reads "maybe"');
+      host.serve(kit.genuine[3]);
+      const next = await page.evaluate(async () => {
+        const result = await window.live.refresh({ force: true });
+        return { changed: result.changed, generation: window.live.generation, code: result.error?.code ?? null };
+      });
+      assert.deepEqual(next, { changed: true, generation: 3, code: null });
+      assert.equal((await answers(urlsOf(3))).filter((answer) => !answer).length, 0);
+    });
+  }
+
+  it('uses the browser\'s own Ed25519', async () => {
+    await attack(kit.genuine[2]);
+    assert.equal(await page.evaluate(() => window.live.stats().verifier), 'webcrypto');
+  });
+
+  it('a frozen site: stale past the expiry, one stale event, answers flagged; onStale error throws E_EXPIRED', async () => {
+    host.serve(kit.short);
+    const expires = manifestOf(kit.short).expires * 1000;
+    const result = await page.evaluate(async ({ url, keys, expires: at }) => {
+      window.live?.close();
+      let now = at - 10000;
+      const events = [];
+      const live = await window.bloomgate.openFilter(url, { storage: false, keys, threshold: 2, now: () => now });
+      live.addEventListener('stale', (event) => events.push(event.detail.expires));
+      const before = live.stale;
+      now = at + 100 * 365 * 86400 * 1000;
+      const outcome = await live.refresh({ force: true });
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      let strictNow = at - 1000;
+      const strict = await window.bloomgate.openFilter(url, { storage: false, keys, threshold: 2, now: () => strictNow, onStale: 'error' });
+      const fresh = strict.mightContain('https://phish-1.example/login/index.html');
+      strictNow = at;
+      let thrown = null;
+      try {
+        strict.mightContain('https://phish-1.example/login/index.html');
+      } catch (error) {
+        thrown = error.code;
+      }
+      strict.close();
+      window.live = live;
+      return { before, code: outcome.error?.code, stale: outcome.stale, statsStale: live.stats().stale, events: events.length, fresh, thrown };
+    }, { url: host.manifestUrl, keys: kit.pinned, expires });
+    assert.deepEqual(result, { before: false, code: 'E_EXPIRED', stale: true, statsStale: true, events: 1, fresh: true, thrown: 'E_EXPIRED' });
+    assert.equal((await answers(urlsOf(1))).filter((answer) => !answer).length, 0, 'stale but still answering every listed URL');
+  });
+
+  it('a signed successor moves the page to the new list', async () => {
+    const outcome = await attack(kit.successor);
+    assert.equal(outcome.code, null);
+    assert.equal(outcome.changed, true);
+    assert.equal(await page.evaluate(() => window.live.listId), NEXT_LIST);
+    const all = Array.from({ length: LISTED + 3 * ADDED }, (_, i) => listedUrl(i));
+    assert.equal((await answers(all)).filter((answer) => !answer).length, 0);
+    assert.notEqual(NEXT_LIST, LIST);
+  });
+});
