@@ -20,7 +20,6 @@ import { KIND_IDS } from '../names.js';
 import { defaultShards, FUSE_KINDS, FusePart, isSharded, SHARD_KEYS, SHARD_OPTIONS, shardOptions, ShardedFuse } from './fuse-shards.js';
 import { DigestKeyFilter } from './digest-keys.js';
 import { loadFilterFile } from './filter-file.js';
-import { writeSync } from 'node:fs';
 import { fileIdentity, refuseToOverwrite, sameFile } from './overwrite.js';
 
 // The core's kinds (BG_KIND_LIST), with 'fuse' (fuse8 or fuse16 by the error rate) before its two widths.
@@ -206,7 +205,7 @@ export async function run(argv) {
     if (typeof filter.writeTo === 'function') fileBytes = await filter.writeTo(output, progress);
     else {
       // Straight from wasm memory, synchronously: the file is in memory once, not twice.
-      const write = (view) => writeAllSync(output.fd, view);
+      const write = (view) => output.writeSync(view); // ENOSPC and the like: exit 73 naming -o
       fileBytes = typeof filter.serializeTo === 'function' ? filter.serializeTo(write) : serializeTo(filter, write);
     }
     if (storeWriter) {
@@ -276,11 +275,6 @@ function distinctKeys(n) {
   const view = new DataView(bytes.buffer);
   for (let i = 0; i < n; i++) view.setUint32(8 * i, i, true);
   return { bytes, offsets: Uint32Array.from({ length: n + 1 }, (_, i) => 8 * i) };
-}
-
-/** Write all of bytes at the descriptor's position (writeSync may write less than asked). */
-function writeAllSync(fd, bytes) {
-  for (let offset = 0; offset < bytes.length;) offset += writeSync(fd, bytes, offset, bytes.length - offset);
 }
 
 /** The key encoding each input format builds. */

@@ -43,12 +43,17 @@ const SYSTEM_REASONS = {
   EISDIR: 'is a directory',
   ENOTDIR: 'a path component is not a directory',
   ENOSPC: 'no space left on device',
+  EDQUOT: 'disk quota exceeded',
+  EFBIG: 'file too large',
   EROFS: 'read-only file system',
   EMFILE: 'too many open files',
   EEXIST: 'file exists',
   EXDEV: 'cross-device rename',
   EIO: 'input/output error',
 };
+
+// System errors that only a write meets: a full disk or quota, a file too large, a read-only file system.
+const OUTPUT_FAILURES = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'EROFS']);
 
 /** A short reason for a Node system error ("no such file or directory"). */
 export function systemReason(error) {
@@ -125,6 +130,11 @@ export function describeError(error) {
   if (error && error.name === 'BloomgateError' && typeof error.code === 'string') {
     const exitCode = EXIT_BY_CODE.get(error.code) ?? EXIT.INTERNAL;
     return { message: stripCode(error.message, error.code), code: error.code, exitCode };
+  }
+  // A write the command did not wrap (it should name its output): the disk, not a bug.
+  if (error && OUTPUT_FAILURES.has(error.code) && typeof error.syscall === 'string') {
+    const what = typeof error.path === 'string' ? ` ${quote(error.path)}` : '';
+    return { message: `cannot write${what}: ${systemReason(error)}`, code: error.code, exitCode: EXIT.CANT_CREATE };
   }
   const message = firstLine(error && error.message ? error.message : String(error)) || 'unknown error';
   const code = error && typeof error.code === 'string' ? error.code : error && error.name ? error.name : 'E_INTERNAL';

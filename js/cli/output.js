@@ -4,7 +4,7 @@
 // leaves no half-written file behind. The temporary file is created up front,
 // so an unwritable destination fails before a long build, not after it.
 import { open, readdir, rename, lstat, unlink } from 'node:fs/promises';
-import { unlinkSync } from 'node:fs';
+import { unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { cannotCreate } from './errors.js';
 
@@ -126,6 +126,21 @@ export class AtomicOutput {
       }
     } catch (error) {
       await this.abort();
+      throw cannotCreate(this.path, error);
+    }
+  }
+
+  /**
+   * Write all of `bytes` at the file's position, synchronously (for a filter
+   * serialized straight from wasm memory). A failure (ENOSPC, EIO, EFBIG) is
+   * "cannot write <path>" (exit 73); the caller's abort() then removes the
+   * temporary file, and the previous <path> stays as it was.
+   * @param {Uint8Array} bytes
+   */
+  writeSync(bytes) {
+    try {
+      for (let offset = 0; offset < bytes.length;) offset += writeSync(this.handle.fd, bytes, offset, bytes.length - offset);
+    } catch (error) {
       throw cannotCreate(this.path, error);
     }
   }
