@@ -11,7 +11,8 @@ import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, it } from 'node:test';
 
 import { base64url, fromBase64url } from '../../js/canonical.js';
-import { verifyEd25519 } from '../../js/ed25519.js';
+import { isUsablePublicKey as onTheCurve, verifyEd25519 } from '../../js/ed25519.js';
+import { isUsablePublicKey } from '../../js/key-check.js';
 import { decodePublicKey, keySetFromOptions, parseSignatures, verifierName, verifyThreshold } from '../../js/signature.js';
 
 function keyPair() {
@@ -36,6 +37,21 @@ describe('public keys and key sets', () => {
       id.slice(0, -1), `${id}A`, id.replace('ed25519:', 'ed448:'), `ed25519:${Buffer.alloc(31, 7).toString('base64url')}`, 42, null,
     ]) {
       assert.equal(decodePublicKey(bad), null, String(bad));
+    }
+  });
+
+  it('the cheap key check agrees with the curve: never accepts a small-order key, never refuses a point of large order', () => {
+    for (let i = 0; i < 2000; i++) {
+      const bytes = Uint8Array.from({ length: 32 }, () => Math.floor(Math.random() * 256));
+      if (onTheCurve(bytes)) assert.equal(isUsablePublicKey(bytes), true, Buffer.from(bytes).toString('hex'));
+    }
+    for (const order8 of ['26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05', 'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a']) {
+      for (const sign of [0, 0x80]) {
+        const bytes = Buffer.from(order8, 'hex');
+        bytes[31] = (bytes[31] & 0x7f) | sign;
+        assert.equal(isUsablePublicKey(bytes), false);
+        assert.equal(onTheCurve(bytes), false);
+      }
     }
   });
 
