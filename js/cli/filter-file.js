@@ -63,7 +63,7 @@ export function beyondExactCounts(bytes) {
     const value = view.getBigUint64(offset, true);
     if (value > BigInt(Number.MAX_SAFE_INTEGER)) {
       const label = name === 'count' ? 'item count' : name;
-      return `its ${label} ${value} is past 2^53 - 1, more than bloomgate's commands compute with (no bloomgate build writes such a file)`;
+      return `its ${label} ${value} is past 2^53 - 1, more than bloomgate's commands compute with`;
     }
   }
   return null;

@@ -97,6 +97,8 @@ export function formatBytes(bytes) {
   return unit === 0 ? `${Math.round(value)} B` : `${value.toFixed(value < 10 ? 2 : 1)} ${units[unit]}`;
 }
 
+/** 1,234,567. A 64-bit count past 2^53 - 1 arrives as a BigInt: printed exactly, never a TypeError. */
 export function formatCount(value) {
+  if (typeof value === 'bigint') return value.toLocaleString('en-US');
   return Math.round(value).toLocaleString('en-US');
 }
