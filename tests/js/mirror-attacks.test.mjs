@@ -10,7 +10,8 @@
  * (threshold and rotation); plus a publisher's successor list.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -309,6 +310,24 @@ describe('fail-safe transport', () => {
     const live = await openFilter(host.manifestUrl, { storage: directoryStorage(dir), ...pinned(), listId: LIST });
     assertGenuine(live, 2, 'after discarding the other list');
     live.close();
+  });
+
+  it('a valid file of another list copied over the persisted one is discarded, with or without keys', async () => {
+    for (const options of [pinned(), {}]) {
+      const dir = join(scratch, `store-${++dirs}`);
+      host.serve(kit.genuine[2]);
+      const first = await openFilter(host.manifestUrl, { storage: directoryStorage(dir), ...options });
+      first.close();
+      const name = createHash('sha256').update(host.manifestUrl).digest('hex').slice(0, 40);
+      const otherFile = kit.other.get(`/${manifestOf(kit.other).full.url}`);
+      writeFileSync(join(dir, `${name}.bgf`), otherFile); // the meta beside it still names LIST's bytes
+      const codes = [];
+      const live = await openFilter(host.manifestUrl, { storage: directoryStorage(dir), ...options, onError: (error) => codes.push(error.code) });
+      assert.deepEqual(codes, ['E_LIST'], 'the copy is discarded, and says why');
+      assert.equal(live.stats().source, 'full', 'fetched again');
+      assertGenuine(live, 2, 'after discarding the other list\'s file');
+      live.close();
+    }
   });
 
   it('unsigned clients work as before and say so', async () => {
