@@ -10,7 +10,8 @@
  *   <!-- snippet: node stdout="..." --> ... and prints exactly this (JSON string)
  *   <!-- snippet: browser -->          parsed as a browser module: no syntax error,
  *                                      no undefined name (ESLint's no-undef with the
- *                                      browser globals); not run (it needs a page)
+ *                                      browser and web-extension globals); not run (it
+ *                                      needs a page)
  *   <!-- snippet: sh -->               run with `sh -e`; exits 0
  *   <!-- snippet: sh exit=N -->        ... and exits N (the last command's status)
  *   <!-- snippet: sh server -->        starts the reference server on 127.0.0.1:8787:
@@ -90,7 +91,7 @@ export function parseMarker(text) {
 function browserProblems(code) {
   const linter = new Linter({ configType: 'flat' });
   const messages = linter.verify(code, [{
-    languageOptions: { ecmaVersion: 'latest', sourceType: 'module', globals: { ...globals.browser } },
+    languageOptions: { ecmaVersion: 'latest', sourceType: 'module', globals: { ...globals.browser, ...globals.webextensions } },
     rules: { 'no-undef': 'error' },
   }]);
   return messages.map((m) => `${m.line}:${m.column} ${m.message}`);
