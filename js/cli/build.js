@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, resolve } from 'node:path';
 import { parseChoice, parseCommandArgs, parseNonNegativeInteger, parsePositiveInteger, parseProbability, parseSeed } from './args.js';
-import { CliError, EXIT, quote, usageError } from './errors.js';
+import { cannotOpen, CliError, describeError, EXIT, quote, usageError } from './errors.js';
 import { COMMAND_HELP } from './help.js';
 import { openInput } from './input.js';
 import { LineSplitter, MAX_LINE_BYTES } from './lines.js';
@@ -30,6 +30,7 @@ const OPTIONS = {
   output: { type: 'string', short: 'o' },
   store: { type: 'string' },
   'list-id': { type: 'string' },
+  'list-id-from': { type: 'string' },
   like: { type: 'string' },
   generation: { type: 'string' },
   capacity: { type: 'string' },
@@ -63,6 +64,12 @@ export function buildOptions(argv) {
   if (values['list-id'] !== undefined && !/^[0-9a-fA-F]{32}$/.test(values['list-id'])) {
     throw usageError(`invalid --list-id '${values['list-id']}': expected 32 hexadecimal digits (16 bytes)`);
   }
+  if (values['list-id-from'] !== undefined) {
+    if (values['list-id-from'] === '') throw usageError('--list-id-from needs a store file (.bgs)');
+    if (!STORE_HASH[format]) {
+      throw usageError('--list-id-from names the filter after the store that answers its "maybe": it needs --format hibp or --format urls');
+    }
+  }
   const kind = parseChoice('kind', values.kind ?? 'classic', KINDS);
   return {
     input: positionals[0],
@@ -78,8 +85,10 @@ export function buildOptions(argv) {
     // A filter and its store share one identity. With a store and no --list-id
     // a random one pairs them; without a store the filter stays unnamed (and
     // the build reproducible) unless --list-id names it.
+    // --list-id-from STORE.bgs: read in run() (listIdFromStore), before a random id is drawn.
     listId: values['list-id'] !== undefined ? values['list-id'].toLowerCase()
-      : values.store !== undefined ? randomBytes(16).toString('hex') : undefined,
+      : values.store !== undefined && values['list-id-from'] === undefined ? randomBytes(16).toString('hex') : undefined,
+    listIdFrom: values['list-id-from'],
     generation: values.generation === undefined ? 0 : parseNonNegativeInteger('generation', values.generation),
     like: values.like,
     given: { kind: values.kind !== undefined, capacity: values.capacity !== undefined, errorRate: values['error-rate'] !== undefined,
@@ -111,6 +120,7 @@ export async function run(argv) {
   // The modules a build needs, not the whole package (index.js): ~10 ms less start-up.
   const { BloomFilter, serializeTo } = await import('../filter.js');
   const { init } = await import('../wasm/index.js');
+  if (options.listIdFrom !== undefined) await listIdFromStore(options);
   if (options.like !== undefined) await likePrevious(BloomFilter, options);
   const progress = new Progress({ enabled: options.progress });
   const input = /** @type {(InputSource & { isDirectory?: undefined }) | DirectoryInput} */ (await openInput(options.input, { directories: options.format === 'hibp' }));
@@ -312,6 +322,43 @@ async function likePrevious(BloomFilter, options) {
   if (options.given.generation) {
     if (options.generation <= stats.generation) throw usageError(`${where}: --generation ${options.generation} must be above the previous generation ${stats.generation}`);
   } else options.generation = stats.generation + 1;
+}
+
+/**
+ * --list-id-from STORE.bgs: the filter (and its --store, if any) take the list id
+ * of an existing store, so a subset filter (--min-count N) is believed by the
+ * endpoint that serves the whole store: its manifest names the same list. A
+ * --list-id that says otherwise, a store of the other hash type, a store that
+ * names no list, and a missing or corrupt store are refused before any work.
+ * @param {BuildOptions} options
+ */
+async function listIdFromStore(options) {
+  const path = /** @type {string} */ (options.listIdFrom);
+  const { StoreReader } = await import('../store.js');
+  let store;
+  try {
+    store = await StoreReader.open(path);
+  } catch (/** @type {any} */ error) {
+    if (error?.name === 'BloomgateError') {
+      const { message, code, exitCode } = describeError(error);
+      throw new CliError(`--list-id-from ${quote(path)}: ${message}`, code, exitCode);
+    }
+    throw cannotOpen(path, error);
+  }
+  const { listId, hashType } = store;
+  await store.close();
+  const where = `--list-id-from ${quote(path)}`;
+  if (hashType !== STORE_HASH[options.format]) {
+    throw usageError(`${where}: that store holds ${hashType} hashes, but --format ${options.format} builds a filter of ${STORE_HASH[options.format]} keys: name it after the store that answers its "maybe"`);
+  }
+  if (/^0+$/.test(listId)) {
+    throw usageError(`${where}: that store names no list (a version 1 store, or written without a list id); rebuild it with 'bloomgate build --store' or give --list-id`);
+  }
+  if (options.given.listId && options.listId !== listId) {
+    throw usageError(`${where}: the store's list id ${listId} contradicts --list-id ${options.listId} (give one of them)`);
+  }
+  options.listId = listId;
+  options.given.listId = true; // --like must agree with it too
 }
 
 /**

@@ -68,6 +68,11 @@ Options:
                          filter and the store (default: a random id when
                          --store is given, so the two files are paired;
                          otherwise unnamed, all zero)
+  --list-id-from STORE.bgs
+                         the list id of an existing store (hibp and urls): a
+                         subset filter (--min-count N) of the list whose whole
+                         store the server answers from, which clients then
+                         believe; a different --list-id is refused
   --generation N         a number to raise with each rebuild of the same list,
                          stored in the filter and the store (default 0)
   --like PREVIOUS.bgf    the next generation of PREVIOUS's list: its kind,
