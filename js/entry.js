@@ -10,7 +10,7 @@
  * (Node), a `new URL('…', import.meta.url)` asset (Vite, webpack) or the bytes
  * inline (esbuild, rollup, bundles for Node); `#local-file` reads files in
  * Node and is a stub elsewhere, as are `#sha256` (node:crypto's incremental
- * digest for `integrity`) and `#persist-dir` (openFilter's directory storage;
+ * digest for `integrity`), `#ed25519-node` (node:crypto's signature check) and `#persist-dir` (openFilter's directory storage;
  * IndexedDB elsewhere). Being static, they land in the bundle's one
  * chunk, so single-file builds (rollup's output.file) work.
  */
@@ -18,14 +18,17 @@ import { loadWasmBytes } from '#wasm-bytes';
 import { openLocalFile } from '#local-file';
 import * as persistDir from '#persist-dir';
 import { createSha256 } from '#sha256';
+import { verifyWithNode } from '#ed25519-node';
 
 import { registerLocalFileOpener, registerStreamingSha256 } from './load.js';
 import { registerDirectoryStorage } from './update/index.js';
+import { registerNodeVerifier } from './signature.js';
 import { registerWasmLoader } from './wasm/index.js';
 
 registerWasmLoader(loadWasmBytes);
 registerLocalFileOpener(openLocalFile);
 registerStreamingSha256(createSha256);
 registerDirectoryStorage(persistDir);
+registerNodeVerifier(verifyWithNode);
 
 export * from './index.js';

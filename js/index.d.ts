@@ -325,8 +325,8 @@ export interface FreshFilterStats extends FilterStats {
   signedBy: string[];
   /** The key set trusted now (0: the pinned keys; higher after following a rotation), null without keys. */
   keySet: number | null;
-  /** The Ed25519 verifier in use: the runtime's WebCrypto, or the one written here; null without keys. */
-  verifier: 'webcrypto' | 'js' | null;
+  /** The Ed25519 verifier in use: node:crypto in Node, the browser's WebCrypto, or the one written here; null without keys. */
+  verifier: 'node' | 'webcrypto' | 'js' | null;
   /** When the newest believed manifest expires (ms since the epoch), null when it names no expiry (version 1). */
   expires: number | null;
   /** Past `expires`: the site froze or cannot be reached, and newer listings may be missing. */

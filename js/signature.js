@@ -9,12 +9,13 @@
  * (js/canonical.js). Signatures by keys that are not pinned are ignored, a
  * key that signs twice counts once, and a malformed signature is an error.
  *
- * Verification uses the runtime's Ed25519 (WebCrypto: Chromium 137+,
- * Firefox 129+, Safari 17+, Node 18.4+) and, where it has none, the verifier
- * written here (js/ed25519.js), which gives the same verdict. There is no
+ * Verification uses node:crypto in Node (synchronous), the runtime's WebCrypto
+ * Ed25519 elsewhere (Chromium 137+, Firefox 129+, Safari 17+) and, where it has
+ * none, the verifier written here (js/ed25519.js), which gives the same verdict. There is no
  * third path: a runtime with neither would be a bug, never "accepted".
  */
 import { base64url, fromBase64url } from './canonical.js';
+import { verifyEd25519 } from './ed25519.js';
 import { isUsablePublicKey } from './key-check.js';
 import { BloomgateError } from './errors.js';
 
@@ -124,8 +125,24 @@ function hasNativeEd25519() {
   return nativeSupport;
 }
 
-/** 'webcrypto' or 'js': which verifier this runtime uses (stats() reports it). */
+const IN_NODE = typeof process === 'object' && process !== null && typeof process.versions?.node === 'string' &&
+  typeof window === 'undefined';
+/** @type {((raw: Uint8Array, message: Uint8Array, sig: Uint8Array) => boolean) | null | undefined} node:crypto's, where there is one */
+let nodeVerify;
+
+/** @internal entry.js hands over `#ed25519-node` (bundles); js/index.js imports it on first use, in Node only. */
+export function registerNodeVerifier(verify) {
+  nodeVerify = verify;
+}
+
+async function nodeVerifier() {
+  if (nodeVerify === undefined) nodeVerify = IN_NODE ? (await import('#ed25519-node')).verifyWithNode : null;
+  return nodeVerify;
+}
+
+/** 'node', 'webcrypto' or 'js': which verifier this runtime uses (stats() reports it). */
 export async function verifierName() {
+  if (await nodeVerifier()) return 'node';
   return (await hasNativeEd25519()) ? 'webcrypto' : 'js';
 }
 
@@ -135,6 +152,8 @@ export async function verifierName() {
  * @param {Uint8Array} message
  */
 async function verifyOne(key, sig, message) {
+  const node = await nodeVerifier();
+  if (node) return node(key.raw, message, sig);
   if (await hasNativeEd25519()) {
     let imported = importedKeys.get(key.id);
     if (imported === undefined) {
@@ -151,8 +170,6 @@ async function verifyOne(key, sig, message) {
     return /** @type {SubtleCrypto} */ (subtle).verify({ name: 'Ed25519' }, cryptoKey,
       /** @type {BufferSource} */ (/** @type {unknown} */ (sig)), /** @type {BufferSource} */ (/** @type {unknown} */ (message)));
   }
-  // Loaded only where it is needed: every engine tested here has Ed25519 in WebCrypto.
-  const { verifyEd25519 } = await import('./ed25519.js');
   return verifyEd25519(key.raw, message, sig);
 }
 
@@ -170,16 +187,19 @@ export async function verifyThreshold(message, signatures, trusted, what) {
   const signedBy = [];
   let invalid = 0;
   let foreign = 0;
+  /** @type {Array<{ key: PublicKey, sig: Uint8Array }>} */
+  const checks = [];
   for (const { keyid, sig } of signatures) {
     const key = trusted.keys.find((candidate) => candidate.id === keyid);
-    if (key === undefined) {
-      foreign++;
-      continue;
-    }
-    if (signedBy.includes(key.id)) continue;
-    if (await verifyOne(key, sig, message)) signedBy.push(key.id);
-    else invalid++;
+    if (key === undefined) foreign++;
+    else if (!checks.some((check) => check.key.id === key.id)) checks.push({ key, sig });
   }
+  // All at once: WebCrypto verifies off the main thread, so k signatures cost about one round trip.
+  const verdicts = await Promise.all(checks.map(({ key, sig }) => verifyOne(key, sig, message)));
+  verdicts.forEach((valid, i) => {
+    if (valid) signedBy.push(checks[i].key.id);
+    else invalid++;
+  });
   if (signedBy.length >= trusted.threshold) return signedBy;
   const need = `${trusted.threshold} of the ${trusted.keys.length} trusted key(s)`;
   let detail;

@@ -120,7 +120,7 @@ export class FreshFilter extends EventTarget {
   /** @type {number | null} ms since the epoch: the believed manifest's expiry */
   #expiresMs = null;
   #staleReported = false;
-  /** @type {'webcrypto' | 'js' | null} */
+  /** @type {'node' | 'webcrypto' | 'js' | null} */
   #verifier = null;
 
   /** @private use openFilter() */
