@@ -23,13 +23,14 @@
  *
  * The runnable blocks run in document order in one temporary directory, so a
  * block can use the files an earlier one wrote, as a reader following the
- * README would. The directory has node_modules/bloomgate, a symbolic link to
- * this checkout (so `import 'bloomgate'` is the package as installed), and
- * node_modules/.bin/bloomgate; `npx` is a shim on PATH that runs those bins
- * (never the registry). Small inputs the snippets name are generated first:
- * pwned.txt (a Have I Been Pwned dump in the downloader's format, SHA-1 of
- * "password" and 199 others, counts 1 to 200), urls-v7.txt and urls-v8.txt
- * (two generations of a URL list).
+ * README would. The directory (tests/js/helpers/snippets.mjs) has
+ * node_modules/bloomgate, a symbolic link to this checkout (so `import
+ * 'bloomgate'` is the package as installed), and node_modules/.bin/bloomgate;
+ * `npx` is a shim on PATH that runs those bins (never the registry). Small
+ * inputs the snippets name are generated first: pwned.txt (a Have I Been
+ * Pwned dump in the downloader's format, SHA-1 of "password" and 199 others,
+ * counts 1 to 200), urls-v7.txt and urls-v8.txt (two generations of a URL
+ * list). The page's snippet runs in Chromium in tests/browser/readme-page.test.mjs.
  *
  * In the slow tier (npm run test:slow): a dozen CLI runs, 5-6 s of CPU, 6 s on
  * an idle machine and 12-14 s on a busy one here.
@@ -40,52 +41,16 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 import { Linter } from 'eslint';
 import globals from 'globals';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+import { parseMarker, ROOT, readerDirectory, snippetsOf } from '../js/helpers/snippets.mjs';
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const SERVER_PORT = 8787;
-
-/**
- * The fenced blocks of a Markdown text with their language, line and marker.
- * @returns {{ lang: string, code: string, line: number, marker: null | { kind: string, exit: number, server: boolean, stdout?: string, skip?: string } }[]}
- */
-export function snippetsOf(markdown) {
-  const lines = markdown.split('\n');
-  const blocks = [];
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^(```|~~~)\s*([\w-]*)/.exec(lines[i]);
-    if (!open) continue;
-    let end = i + 1;
-    while (end < lines.length && !lines[end].startsWith(open[1])) end++;
-    const markerMatch = i > 0 ? /^<!--\s*snippet:\s*(.*?)\s*-->\s*$/.exec(lines[i - 1]) : null;
-    blocks.push({ lang: open[2], code: lines.slice(i + 1, end).join('\n') + '\n', line: i + 1, marker: markerMatch ? parseMarker(markerMatch[1]) : null });
-    i = end;
-  }
-  return blocks;
-}
-
-/** 'sh exit=1', 'node stdout="a\nb\n"', 'sh skip: why' -> the marker's fields. */
-export function parseMarker(text) {
-  const skip = /\bskip:\s*(.*)$/.exec(text);
-  const head = skip ? text.slice(0, skip.index) : text;
-  const kind = /^(node|browser|sh)\b/.exec(head.trim());
-  if (!kind) throw new Error(`snippet marker '${text}': the kind must be node, browser or sh`);
-  const marker = { kind: kind[1], exit: 0, server: /\bserver\b/.test(head) };
-  const exit = /\bexit=(\d+)/.exec(head);
-  if (exit) marker.exit = Number(exit[1]);
-  const stdout = /\bstdout=("(?:[^"\\]|\\.)*")/.exec(head);
-  if (stdout) marker.stdout = JSON.parse(stdout[1]);
-  if (skip) marker.skip = skip[1].trim() || 'no reason given';
-  return marker;
-}
 
 /** ESLint's parse and no-undef over a browser module: the messages, empty when valid. */
 function browserProblems(code) {
@@ -95,16 +60,6 @@ function browserProblems(code) {
     rules: { 'no-undef': 'error' },
   }]);
   return messages.map((m) => `${m.line}:${m.column} ${m.message}`);
-}
-
-/** The pieces of a Have I Been Pwned dump: 200 sorted SHA1HEX:COUNT lines, CRLF. */
-function pwnedDump() {
-  const rows = [];
-  for (let i = 0; i < 200; i++) {
-    const password = i === 0 ? 'password' : `password-${i}`;
-    rows.push(`${createHash('sha1').update(password).digest('hex').toUpperCase()}:${i === 0 ? 200 : i}`);
-  }
-  return rows.sort().join('\r\n') + '\r\n';
 }
 
 function portIsFree(port) {
@@ -122,21 +77,7 @@ describe('README.md snippets', { timeout: 120000 }, () => {
   let env;
 
   before(() => {
-    dir = mkdtempSync(join(tmpdir(), 'bloomgate-readme-'));
-    mkdirSync(join(dir, 'node_modules', '.bin'), { recursive: true });
-    symlinkSync(ROOT, join(dir, 'node_modules', 'bloomgate'), 'dir');
-    symlinkSync(join('..', 'bloomgate', 'js', 'cli.js'), join(dir, 'node_modules', '.bin', 'bloomgate'));
-    const shims = join(dir, '.shims');
-    mkdirSync(shims);
-    // npx NAME ARGS: the package's own bin from node_modules/.bin, never a download.
-    writeFileSync(join(shims, 'npx'), '#!/bin/sh\nbin="$PWD/node_modules/.bin/$1"\n' +
-      '[ -x "$bin" ] || { echo "npx shim: no $1 in node_modules/.bin" >&2; exit 127; }\nshift\nexec "$bin" "$@"\n');
-    chmodSync(join(shims, 'npx'), 0o755);
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'readme-reader', private: true, type: 'module' }));
-    writeFileSync(join(dir, 'pwned.txt'), pwnedDump());
-    writeFileSync(join(dir, 'urls-v7.txt'), 'https://evil.example/login\nhttp://phish.example/\nhttp://bad.example/a/b\n');
-    writeFileSync(join(dir, 'urls-v8.txt'), 'https://evil.example/login\nhttp://bad.example/a/b\nhttp://phish2.example/x?y=1\n');
-    env = { ...process.env, PATH: `${shims}:${process.env.PATH}`, NO_COLOR: '1' };
+    ({ dir, env } = readerDirectory());
   });
 
   after(() => {
