@@ -42,7 +42,7 @@
 import { CanonicalWriter, hexBytes } from './canonical.js';
 import { BloomgateError } from './errors.js';
 import { privateGet } from './http.js';
-import { blockDigits, merkleHasher, TREE_SHAPES, verifyLeaf } from './merkle.js';
+import { blockDigits, merkleHasher, validShape, verifyLeaf } from './merkle.js';
 import { keySetFromOptions, parseSignatures, verifyThreshold } from './signature.js';
 import * as wasm from './wasm/index.js';
 
@@ -126,10 +126,9 @@ export function parseManifest(text, url, protocol) {
   if (!PADDING.has(value.padding)) throw malformed(url, `padding must be one of ${[...PADDING].join(', ')}`);
   if (!NOT_FOUND.has(value.notFound)) throw malformed(url, `notFound must be one of ${[...NOT_FOUND].join(', ')}`);
   if (value.version === SIGNED_MANIFEST_VERSION) {
-    const shape = TREE_SHAPES[protocol];
     if (typeof value.root !== 'string' || !/^[0-9a-f]{64}$/.test(value.root)) throw malformed(url, 'root must be 64 lowercase hex digits');
-    if (value.depth !== shape.depth || value.blockBits !== shape.blockBits) {
-      throw malformed(url, `a ${protocol} tree has depth ${shape.depth} and blockBits ${shape.blockBits}, not ${value.depth} and ${value.blockBits}`);
+    if (!validShape(protocol, value.depth, value.blockBits)) {
+      throw malformed(url, `depth ${value.depth} and blockBits ${value.blockBits} are not a ${protocol} tree (depth ${protocol === 'range' ? 20 : 32}, blockBits a multiple of 4 below it)`);
     }
     if (value.expires === undefined) value.expires = 0;
     if (!Number.isSafeInteger(value.expires) || value.expires < 0) throw malformed(url, 'expires must be seconds since 1970 (0 or absent: none)');
@@ -283,7 +282,7 @@ export async function authorityOf(manifest, list, keys, base, protocol) {
   if (expires !== 0 && Date.now() / 1000 > expires) {
     throw new BloomgateError('E_ESCALATION', `the signed manifest at ${manifest.url} expired at ${new Date(expires * 1000).toISOString()}: its replies are not trusted`);
   }
-  return { root, shape: TREE_SHAPES[protocol] };
+  return { root, shape: { depth: /** @type {number} */ (manifest.depth), blockBits: /** @type {number} */ (manifest.blockBits) } };
 }
 
 /**
@@ -294,7 +293,8 @@ export async function authorityOf(manifest, list, keys, base, protocol) {
  * @param {{ fetch: typeof fetch, signal?: AbortSignal, timeoutMs: number, endpoint: string }} request
  */
 export async function fetchProof(base, prefix, shape, request) {
-  const { bytes } = await privateGet(endpointUrl(base, `${prefix.slice(0, blockDigits(shape)).toUpperCase()}.proof`), {
+  // Named in the case of the protocol's replies: range uppercase, hashes lowercase (static hosts are case-sensitive).
+  const { bytes } = await privateGet(endpointUrl(base, `${prefix.slice(0, blockDigits(shape))}.proof`), {
     ...request,
     limit: MAX_PROOF_BYTES,
     what: 'proof',
@@ -303,7 +303,10 @@ export async function fetchProof(base, prefix, shape, request) {
   return /** @type {Uint8Array} */ (bytes);
 }
 
-/** The leaf and node hashing of js/merkle.js over the wasm SHA-256 (the module is ready by now). */
+/**
+ * The leaf and node hashing of js/merkle.js over the wasm SHA-256 (the module is ready by now).
+ * @type {import('./merkle.js').Hasher | null}
+ */
 let hasher = null;
 
 /**
@@ -316,9 +319,9 @@ let hasher = null;
  * @param {string} base the endpoint, for the message
  */
 export function checkReply(authority, prefix, leafRecords, proof, base) {
-  hasher ??= merkleHasher((bytes) => wasm.sha256(bytes));
-  const leaf = hasher.leaf(leafRecords);
-  const problem = verifyLeaf(proof, parseInt(prefix, 16), leaf, authority.root, authority.shape, hasher);
+  const hashing = (hasher ??= merkleHasher((bytes) => wasm.sha256(bytes)));
+  const leaf = hashing.leaf(leafRecords);
+  const problem = verifyLeaf(proof, parseInt(prefix, 16), leaf, authority.root, authority.shape, hashing);
   if (problem !== null) {
     throw new BloomgateError('E_ESCALATION', `the reply of ${base} for prefix ${prefix.toUpperCase()} is not authenticated: ${problem}`);
   }
@@ -327,16 +330,19 @@ export function checkReply(authority, prefix, leafRecords, proof, base) {
 /**
  * The manifest of an endpoint that serves `store` (a StoreReader): what
  * `bloomgate serve` answers and `bloomgate export-ranges` writes last. With a
- * `root` (hex), a version 2 manifest for `sign` to sign: `sign(bytes)` returns
- * its `signatures` array.
+ * `root` (hex) and tree `shape`, a version 2 manifest for `sign` to sign:
+ * `sign(bytes)` returns its `signatures` array.
  * @param {import('./store.js').StoreReader} store
  * @param {{ protocol: 'range' | 'hashes', padding: 'none' | 'request' | 'static', notFound: 'error' | 'empty',
- *   root?: string, expires?: number, sign?: (bytes: Uint8Array) => Array<{ keyid: string, sig: string }> }} how
+ *   root?: string, shape?: import('./merkle.js').TreeShape, expires?: number,
+ *   sign?: (bytes: Uint8Array) => Array<{ keyid: string, sig: string }> }} how
  */
-export function storeManifest(store, { protocol, padding, notFound, root, expires, sign }) {
-  if (root !== undefined) {
-    const shape = TREE_SHAPES[protocol];
-    const fields = { ...storeManifest(store, { protocol, padding, notFound }), version: SIGNED_MANIFEST_VERSION, ...shape, root, expires: expires ?? 0 };
+export function storeManifest(store, { protocol, padding, notFound, root, shape, expires, sign }) {
+  if (root !== undefined && shape !== undefined) {
+    const fields = {
+      ...storeManifest(store, { protocol, padding, notFound }),
+      version: SIGNED_MANIFEST_VERSION, depth: shape.depth, blockBits: shape.blockBits, root, expires: expires ?? 0,
+    };
     return { ...fields, signatures: sign ? sign(manifestBytes(fields)) : [] };
   }
   return {

@@ -13,6 +13,7 @@
  */
 import { BloomgateError } from './errors.js';
 import { MAX_TIMEOUT_MS } from './http.js';
+import { keySetFromOptions } from './signature.js';
 
 const ON_ERROR = new Set(['throw', 'listed', 'clean']);
 
@@ -81,6 +82,7 @@ function validateOptions(options) {
   if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > MAX_TIMEOUT_MS) {
     throw new RangeError(`createGate: timeoutMs must be a number in (0, ${MAX_TIMEOUT_MS}], got ${String(timeoutMs)}`);
   }
+  keySetFromOptions(options.keys, options.threshold, 'createGate'); // TypeError/RangeError on a malformed key
   const cache = options.cache ?? {};
   const maxEntries = cache.maxEntries ?? 1000;
   const ttlMs = cache.ttlMs ?? 10 * 60 * 1000;
@@ -93,7 +95,10 @@ function validateOptions(options) {
  * { signal })`, `onError` ('throw' by default, 'listed', 'clean' or a function), `timeoutMs`
  * (5000), `cache` ({ maxEntries, ttlMs }), `staleness` ({ ratio, minNegatives }: when observed
  * false positives exceed `ratio` × the filter's estimated rate (and 4 sigma), the gate flags it),
- * `onStale(info)` (called once when the filter looks stale), `now()` (a clock, for tests).
+ * `onStale(info)` (called once when the filter looks stale), `now()` (a clock, for tests),
+ * `keys` and `threshold` (publisher keys; default: the `trust` of a filter from openFilter),
+ * handed to `confirm` in its context so that it passes them to checkPassword / checkUrl, which
+ * then believe a "not listed" only from a signed endpoint whose reply proves it (endpoint.js).
  * @type {typeof import('./index.js').createGate}
  */
 export function createGate(options) {
@@ -105,6 +110,12 @@ export function createGate(options) {
   const staleRatio = options.staleness?.ratio ?? 3;
   const minNegatives = options.staleness?.minNegatives ?? 200;
   const inFlight = new Map();
+  // The keys confirm() should escalate with: the caller's, else the live filter's current ones.
+  const trustNow = () => {
+    if (options.keys !== undefined && options.keys !== null) return { keys: options.keys, threshold: options.threshold ?? 1 };
+    const trust = /** @type {any} */ (filter).trust;
+    return trust ? { keys: trust.keys, threshold: trust.threshold } : null;
+  };
   const counts = { checks: 0, localNegatives: 0, escalations: 0, cacheHits: 0, confirmed: 0, falsePositives: 0, errors: 0 };
   // The filter's own prediction, refreshed now and then: stats() walks the whole bit array.
   let expectedRate = readExpectedRate();
@@ -158,7 +169,10 @@ export function createGate(options) {
     );
     try {
       const answer = await Promise.race([
-        Promise.resolve().then(() => confirm(item, { signal: controller.signal })),
+        Promise.resolve().then(() => {
+          const trust = trustNow();
+          return confirm(item, trust ? { signal: controller.signal, keys: trust.keys, threshold: trust.threshold } : { signal: controller.signal });
+        }),
         // A confirm() that ignores its signal still loses the race.
         new Promise((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true })),
       ]);

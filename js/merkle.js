@@ -16,10 +16,10 @@
  * A proof is served per "block" of 2^blockBits leaves: the leaf hashes of the
  * block's non-empty leaves (none when blockBits is 0), then the sibling hashes
  * from the block's node to the root, bottom-up. Range: blockBits 0, so a proof
- * is 20 sibling hashes (640 bytes). Hashes: blockBits 16, so a proof names a
- * 4-hex block and holds its entries and 16 sibling hashes: with 2^32 leaves a
- * static host cannot hold a proof per leaf, and a prefix without records (404)
- * must be provable too. The verifier puts the leaf it computed from the reply
+ * is 20 sibling hashes (640 bytes). Hashes: with 2^32 leaves a static host
+ * cannot hold a proof per leaf, and a prefix without records (404) must be
+ * provable too, so a proof names a block of 1 to 7 hex digits, sized to hold
+ * ~16 non-empty leaves (shapeFor), and holds their hashes and the siblings. The verifier puts the leaf it computed from the reply
  * in place of the block's entry for that prefix and recomputes the root: any
  * change to the reply's real rows, or a reply of another prefix, misses it.
  *
@@ -30,16 +30,38 @@
 /** @typedef {(bytes: Uint8Array) => Uint8Array} Sha256 */
 /** @typedef {{ depth: number, blockBits: number }} TreeShape */
 
-/** @type {Readonly<Record<'range' | 'hashes', TreeShape>>} */
-export const TREE_SHAPES = Object.freeze({
-  range: Object.freeze({ depth: 20, blockBits: 0 }),
-  hashes: Object.freeze({ depth: 32, blockBits: 16 }),
-});
+/** The tree's depth: the bits of the hash prefix a reply answers. */
+export const TREE_DEPTHS = Object.freeze({ range: 20, hashes: 32 });
+
+/**
+ * The shape a writer uses for a store of `records` records: range, a proof per
+ * prefix; hashes, blocks of (32 - 4d) bits for the d in 1..7 that gives about
+ * 16 records a block (a static export writes 16^d proof files).
+ * @param {'range' | 'hashes'} protocol
+ * @param {number} records
+ * @returns {TreeShape}
+ */
+export function shapeFor(protocol, records) {
+  if (protocol === 'range') return { depth: TREE_DEPTHS.range, blockBits: 0 };
+  let digits = 1;
+  while (digits < 7 && 16 ** digits * 16 < records) digits++;
+  return { depth: TREE_DEPTHS.hashes, blockBits: 32 - 4 * digits };
+}
+
+/** Is this a shape a reader accepts for `protocol`? blockBits a multiple of 4 below the depth. */
+export function validShape(protocol, depth, blockBits) {
+  return depth === TREE_DEPTHS[protocol] && Number.isInteger(blockBits) && blockBits >= 0 && blockBits < depth && blockBits % 4 === 0;
+}
 
 const HASH = 32;
-/** Bytes of one block entry: the leaf's index within its block (big-endian), then its hash. */
+/** Bytes of a block entry's index (the leaf within its block, big-endian). */
+function indexBytesOf(shape) {
+  return Math.ceil(shape.blockBits / 8);
+}
+
+/** Bytes of one block entry: the leaf's index within its block, then its hash. */
 export function entryBytes(shape) {
-  return shape.blockBits / 8 + HASH;
+  return indexBytesOf(shape) + HASH;
 }
 
 /** Bytes of the sibling part of a proof. */
@@ -273,7 +295,7 @@ export function blockNode(entries, shape, hasher) {
  */
 export function proofBytes(entries, siblings, shape) {
   const size = entryBytes(shape);
-  const indexBytes = shape.blockBits / 8;
+  const indexBytes = indexBytesOf(shape);
   const out = new Uint8Array(entries.length * size + siblings.length);
   entries.forEach(({ leaf, hash }, i) => {
     for (let k = 0; k < indexBytes; k++) out[i * size + k] = (leaf >>> (8 * (indexBytes - 1 - k))) & 0xff;
@@ -304,7 +326,7 @@ export function verifyLeaf(proof, leafIndex, leafHash, root, shape, hasher) {
   }
   const block = Math.floor(leafIndex / 2 ** blockBits);
   const own = leafIndex - block * 2 ** blockBits;
-  const indexBytes = blockBits / 8;
+  const indexBytes = indexBytesOf(shape);
   /** @type {Array<{ leaf: number, hash: Uint8Array }>} */
   const entries = [];
   let placed = false;
@@ -313,6 +335,7 @@ export function verifyLeaf(proof, leafIndex, leafHash, root, shape, hasher) {
     let leaf = 0;
     for (let k = 0; k < indexBytes; k++) leaf = leaf * 256 + proof[at + k];
     if (leaf <= previous) return 'the proof\'s entries are not in ascending order';
+    if (leaf >= 2 ** blockBits) return 'a proof entry lies outside its block';
     previous = leaf;
     if (!placed && leaf >= own) {
       entries.push({ leaf: own, hash: leafHash });

@@ -236,7 +236,7 @@ async function resolveMounts(staticDir) {
  * @param {(error: Error) => void} [options.onError] unexpected handler errors (default: stderr)
  * @param {(bytes: Uint8Array) => Array<{ keyid: string, sig: string }>} [options.sign] sign the
  *   endpoint manifests' canonical bytes (`serve --sign`): manifests become version 2 with the
- *   stores' Merkle roots, and `/range/{5 hex}.proof`, `/hashes/{4 hex}.proof` answer proofs
+ *   stores' Merkle roots, and `/range/{5 hex}.proof`, `/hashes/{block}.proof` answer proofs
  * @returns {Promise<import('node:http').Server & { stores: object }>} not yet listening
  */
 export async function createReferenceServer(options = {}) {
@@ -255,7 +255,7 @@ export async function createReferenceServer(options = {}) {
   /** @param {'range' | 'hashes'} protocol */
   const manifestOf = (protocol) => {
     const store = /** @type {StoreReader} */ (protocol === 'range' ? passwordStore : urlStore);
-    return `${JSON.stringify(storeManifest(store, { protocol, padding: 'request', notFound: 'error', root: trees[protocol]?.root, sign }), null, 2)}\n`;
+    return `${JSON.stringify(storeManifest(store, { protocol, padding: 'request', notFound: 'error', root: trees[protocol]?.root, shape: trees[protocol]?.shape, sign }), null, 2)}\n`;
   };
   const manifests = { range: passwordStore ? manifestOf('range') : '', hashes: urlStore ? manifestOf('hashes') : '' };
   const mounts = await resolveMounts(options.staticDir);
@@ -348,7 +348,7 @@ export async function createReferenceServer(options = {}) {
       const protocol = /** @type {'range' | 'hashes'} */ (match[1]);
       const tree = trees[protocol];
       if (!tree) return text(res, 404, `no signed ${protocol === 'range' ? 'password' : 'URL'} store is configured (serve --sign)`);
-      const digits = protocol === 'range' ? 5 : 4;
+      const digits = (tree.shape.depth - tree.shape.blockBits) / 4;
       if (!parseHexPrefix(match[2], digits)) return text(res, 400, `the proof's block must be ${digits} hexadecimal characters`);
       const proof = await storeProof(/** @type {StoreReader} */ (protocol === 'range' ? passwordStore : urlStore), protocol, tree, parseInt(match[2], 16));
       return send(res, 200, { 'content-type': 'application/octet-stream', 'cache-control': answerCache, 'content-length': proof.length }, proof);

@@ -6,13 +6,13 @@
  *
  * One pass over the records computes every non-empty leaf and keeps the
  * levels from the block nodes up (range: all 20 levels, at most 2^21 nodes,
- * 75 MB for a store that fills every prefix; hashes: from height 16 up, at
- * most 2^17 nodes). The leaves of a hashes block are recomputed per proof from
- * one store read of the block's 4-hex prefix.
+ * 75 MB for a store that fills every prefix; hashes: from the blocks up, about
+ * one node per 8 records). The leaves of a hashes block are recomputed per
+ * proof from one store read of the block's prefix.
  */
 import { createHash } from 'node:crypto';
 
-import { blockNode, hashesLeafRecords, merkleHasher, proofBytes, rangeLeafRecords, TreeTop, TREE_SHAPES } from './merkle.js';
+import { blockNode, hashesLeafRecords, merkleHasher, proofBytes, rangeLeafRecords, shapeFor, TreeTop } from './merkle.js';
 
 /** js/merkle.js's hashing over node:crypto. */
 export function nodeHasher() {
@@ -35,11 +35,12 @@ export function leafRecordsOf(protocol, records) {
  * `onBlock(block, entries)` for each non-empty block, entries ascending.
  * @param {AsyncIterable<{ hash: Uint8Array, count: number }> | Iterable<{ hash: Uint8Array, count: number }>} records
  * @param {'range' | 'hashes'} protocol
+ * @param {import('./merkle.js').TreeShape} shape
  * @param {ReturnType<typeof merkleHasher>} hasher
  * @param {(block: number, entries: Array<{ leaf: number, hash: Uint8Array }>) => void | Promise<void>} onBlock
  */
-export async function forEachBlock(records, protocol, hasher, onBlock) {
-  const { blockBits } = TREE_SHAPES[protocol];
+export async function forEachBlock(records, protocol, shape, hasher, onBlock) {
+  const { blockBits } = shape;
   const span = 2 ** blockBits;
   let leaf = -1;
   /** @type {Array<{ hash: Uint8Array, count: number }>} */
@@ -81,10 +82,10 @@ export async function forEachBlock(records, protocol, hasher, onBlock) {
  * @param {'range' | 'hashes'} protocol
  */
 export async function storeTree(store, protocol) {
-  const shape = TREE_SHAPES[protocol];
+  const shape = shapeFor(protocol, store.count);
   const hasher = nodeHasher();
   const top = new TreeTop(shape, hasher);
-  await forEachBlock(store.records(), protocol, hasher, (block, entries) => top.add(block, blockNode(entries, shape, hasher)));
+  await forEachBlock(store.records(), protocol, shape, hasher, (block, entries) => top.add(block, blockNode(entries, shape, hasher)));
   top.finish();
   return { top, hasher, shape, root: Buffer.from(top.root).toString('hex') };
 }
@@ -93,11 +94,11 @@ export async function storeTree(store, protocol) {
  * The proof of block `block` (range: a leaf) from the store, for `bloomgate serve`.
  * @param {import('./store.js').StoreReader} store
  * @param {'range' | 'hashes'} protocol
- * @param {{ top: TreeTop, hasher: ReturnType<typeof merkleHasher> }} tree from storeTree
+ * @param {{ top: TreeTop, shape: import('./merkle.js').TreeShape, hasher: ReturnType<typeof merkleHasher> }} tree from storeTree
  * @param {number} block
  */
 export async function storeProof(store, protocol, tree, block) {
-  const shape = TREE_SHAPES[protocol];
+  const { shape } = tree;
   /** @type {Array<{ leaf: number, hash: Uint8Array }>} */
   let entries = [];
   if (shape.blockBits > 0) {
@@ -105,7 +106,7 @@ export async function storeProof(store, protocol, tree, block) {
     const prefix = new Uint8Array(4);
     new DataView(prefix.buffer).setUint32(0, block * 2 ** (32 - bits));
     const records = await store.lookup(prefix, bits);
-    await forEachBlock(records, protocol, tree.hasher, (_, found) => {
+    await forEachBlock(records, protocol, shape, tree.hasher, (_, found) => {
       entries = found;
     });
   }

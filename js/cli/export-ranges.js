@@ -11,9 +11,10 @@
 //
 // With --sign KEY (repeatable) the manifest is version 2: the store's Merkle
 // root (js/merkle.js), signed, and a proof file beside the replies —
-// `range/{5 hex}.proof` for every prefix, `hashes/{4 hex}.proof` for every
-// 4-hex block (2^32 prefixes cannot each have a file; a block's proof holds
-// its leaves, so a prefix without a file, a 404, is provable too).
+// `range/{5 hex}.proof` for every prefix, `hashes/{block}.proof` for every
+// block of the first 1-7 hex digits, about 16 hashes a block (2^32 prefixes
+// cannot each have a file; a block's proof holds its leaves, so a prefix
+// without a file, a 404, is provable too).
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -65,15 +66,16 @@ export async function run(argv) {
       await makeDir(temporary);
       files = protocol === 'range' ? await exportPasswordRanges(store, temporary, pad) : await exportUrlHashes(store, temporary);
       let root;
+      let shape;
       let sign;
       if (signingKeys) {
         const { signAll } = await import('./signing.js');
-        root = await writeProofs(store, protocol, temporary);
-        files += protocol === 'range' ? PREFIXES : 2 ** 16;
+        ({ root, shape } = await writeProofs(store, protocol, temporary));
+        files += 2 ** (shape.depth - shape.blockBits);
         sign = (bytes) => signAll(bytes, signingKeys);
       }
       // The manifest last: its presence is what says "complete".
-      const manifest = storeManifest(store, { protocol, padding: pad ? 'static' : 'none', notFound: protocol === 'range' ? 'error' : 'empty', root, sign });
+      const manifest = storeManifest(store, { protocol, padding: pad ? 'static' : 'none', notFound: protocol === 'range' ? 'error' : 'empty', root, shape, sign });
       writeOutput(join(temporary, MANIFEST_NAME), `${JSON.stringify(manifest, null, 2)}\n`);
       replaceDirectory(temporary, target);
     } catch (error) {
@@ -219,26 +221,27 @@ async function exportPasswordRanges(store, dir, pad) {
 
 /**
  * The proof files of a signed export (docs/FORMAT.md, "Authenticated replies"): one pass builds
- * the tree, then every range prefix gets its 20 siblings (640 bytes), or every 4-hex hashes block
- * its leaves and 16 siblings, read again from the store block by block. Returns the root (hex).
+ * the tree, then every range prefix gets its 20 siblings (640 bytes), or every hashes block its
+ * leaves and siblings, read again from the store block by block. Returns the root (hex) and shape.
  */
 async function writeProofs(store, protocol, dir) {
   const tree = await storeTree(store, protocol);
   const { top, shape } = tree;
-  const digits = protocol === 'range' ? 5 : 4;
-  const name = (block) => `${block.toString(16).toUpperCase().padStart(digits, '0')}.proof`;
+  const bits = shape.depth - shape.blockBits;
+  // In the case of the protocol's replies: range uppercase, hashes lowercase.
+  const name = (block) => `${(protocol === 'range' ? block.toString(16).toUpperCase() : block.toString(16)).padStart(bits / 4, '0')}.proof`;
   if (protocol === 'range') {
     for (let prefix = 0; prefix < PREFIXES; prefix++) writeOutput(join(dir, name(prefix)), proofBytes([], top.siblings(prefix), shape));
-    return tree.root;
+    return { root: tree.root, shape };
   }
   let next = 0; // blocks without hashes get a proof of their empty block
-  await forEachBlock(store.records(), protocol, tree.hasher, (block, entries) => {
+  await forEachBlock(store.records(), protocol, shape, tree.hasher, (block, entries) => {
     for (; next < block; next++) writeOutput(join(dir, name(next)), proofBytes([], top.siblings(next), shape));
     writeOutput(join(dir, name(block)), proofBytes(entries, top.siblings(block), shape));
     next = block + 1;
   });
-  for (; next < 2 ** 16; next++) writeOutput(join(dir, name(next)), proofBytes([], top.siblings(next), shape));
-  return tree.root;
+  for (; next < 2 ** bits; next++) writeOutput(join(dir, name(next)), proofBytes([], top.siblings(next), shape));
+  return { root: tree.root, shape };
 }
 
 /** One file per 4-byte prefix that has hashes; clients read a missing file (404) as none. */
