@@ -139,6 +139,39 @@ describe('a malicious mirror against openFilter in headless Chromium', { skip: h
     assert.equal(await page.evaluate(() => window.live.stats().verifier), 'webcrypto');
   });
 
+  it('where WebCrypto has no Ed25519, the verifier written here takes over and refuses the same forgeries', async () => {
+    const tab = await browser.context.newPage();
+    try {
+      // An engine without Ed25519 in WebCrypto (Chrome < 137, Firefox < 129, Safari < 17): importKey refuses it.
+      await tab.addInitScript(() => {
+        const importKey = crypto.subtle.importKey.bind(crypto.subtle);
+        crypto.subtle.importKey = (format, key, algorithm, ...rest) => (String(algorithm?.name ?? algorithm).toLowerCase() === 'ed25519'
+          ? Promise.reject(new DOMException('Algorithm: Unrecognized name', 'NotSupportedError'))
+          : importKey(format, key, algorithm, ...rest));
+      });
+      await tab.goto(`${pages.origin}/`);
+      await tab.waitForFunction(() => document.documentElement.dataset.ready === 'yes', null, { timeout: 20000 });
+      const run = (files) => {
+        host.serve(files);
+        return tab.evaluate(async ({ url, keys }) => {
+          try {
+            const live = await window.bloomgate.openFilter(url, { storage: false, keys, threshold: 2 });
+            const result = { generation: live.generation, verifier: live.stats().verifier, signed: live.stats().signed };
+            live.close();
+            return result;
+          } catch (error) {
+            return { code: error.code };
+          }
+        }, { url: host.manifestUrl, keys: kit.pinned });
+      };
+      assert.deepEqual(await run(kit.genuine[3]), { generation: 3, verifier: 'js', signed: true });
+      assert.deepEqual(await run(kit.forged.signedByAttacker), { code: 'E_SIGNATURE' });
+      assert.deepEqual(await run(kit.forged.oneKey), { code: 'E_SIGNATURE' });
+    } finally {
+      await tab.close();
+    }
+  });
+
   it('a frozen site: stale past the expiry, one stale event, answers flagged; onStale error throws E_EXPIRED', async () => {
     host.serve(kit.short);
     const expires = manifestOf(kit.short).expires * 1000;
