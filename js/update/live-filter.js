@@ -122,6 +122,8 @@ export class FreshFilter extends EventTarget {
   #staleReported = false;
   /** @type {'node' | 'webcrypto' | 'js' | null} */
   #verifier = null;
+  /** @type {ReturnType<typeof setTimeout> | null} fires the 'stale' event at the expiry, unasked */
+  #staleTimer = null;
 
   /** @private use openFilter() */
   constructor(token, url, settings) {
@@ -269,6 +271,8 @@ export class FreshFilter extends EventTarget {
     this.#closed = true;
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
+    if (this.#staleTimer !== null) clearTimeout(this.#staleTimer);
+    this.#staleTimer = null;
     this.#controller?.abort(closedError());
     const filter = this.#filter;
     this.#filter = null;
@@ -449,7 +453,10 @@ export class FreshFilter extends EventTarget {
     if (typeof meta.etag === 'string') this.#etag = meta.etag;
     if (Number.isFinite(meta.lastCheck)) this.#lastCheck = meta.lastCheck;
     if (Number.isFinite(meta.minRefreshSeconds)) this.#minRefreshSeconds = Math.min(Math.max(0, meta.minRefreshSeconds), MAX_MIN_REFRESH_SECONDS);
-    if (Number.isFinite(meta.expires)) this.#expiresMs = meta.expires;
+    if (Number.isFinite(meta.expires)) {
+      this.#expiresMs = meta.expires;
+      this.#armStaleTimer();
+    }
     if (typeof meta.sha256 === 'string' && /^[0-9a-f]{64}$/.test(meta.sha256)) this.#sha256 = hexBytes(meta.sha256);
     if (this.#trusted !== null) {
       this.#signed = true;
@@ -652,6 +659,24 @@ export class FreshFilter extends EventTarget {
       this.#expiresMs = verdict.expiresMs;
     }
     if (this.#expiresMs === null || this.#settings.now() < this.#expiresMs) this.#staleReported = false;
+    this.#armStaleTimer();
+  }
+
+  /** The 'stale' event comes at the expiry even when nothing asks (a tab left open on a frozen site). */
+  #armStaleTimer() {
+    if (this.#staleTimer !== null) clearTimeout(this.#staleTimer);
+    this.#staleTimer = null;
+    if (this.#expiresMs === null || this.#closed) return;
+    const delay = this.#expiresMs - this.#settings.now();
+    if (delay <= 0) {
+      void this.stale;
+      return;
+    }
+    this.#staleTimer = setTimeout(() => {
+      this.#staleTimer = null;
+      if (!this.stale) this.#armStaleTimer(); // a delay past setTimeout's range, or a clock that moved
+    }, Math.min(delay + 1, MAX_TIMEOUT_MS));
+    if (typeof this.#staleTimer === 'object' && this.#staleTimer !== null && typeof this.#staleTimer.unref === 'function') this.#staleTimer.unref();
   }
 
   /**

@@ -197,6 +197,24 @@ describe('freeze, rollback of a fresh client, and staleness', () => {
   });
 });
 
+describe('the stale event comes unasked', () => {
+  it('fires at the expiry of the newest manifest believed, with no query or refresh', async () => {
+    const expires = Math.ceil(Date.now() / 1000) + 1; // an unsigned client still honours a version-2 expiry
+    host.serve(withManifest(kit.genuine[2], (m) => ({ ...m, expires })));
+    const live = await openFilter(host.manifestUrl, { storage: false });
+    const fired = await new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(null), 4000);
+      live.addEventListener('stale', (event) => {
+        clearTimeout(timer);
+        resolve(event.detail);
+      }, { once: true });
+    });
+    assert.equal(fired?.expires, expires * 1000);
+    assert.equal(live.stale, true);
+    live.close();
+  });
+});
+
 describe('successors, key rotation and key compromise', () => {
   it('a signed successor moves a client to the new list; an unsigned client is told why it does not', async () => {
     const live = await clientAt2();
