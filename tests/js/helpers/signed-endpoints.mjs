@@ -27,9 +27,9 @@ const CLI = fileURLToPath(new URL('../../../js/cli.js', import.meta.url));
 export const LIST_ID = 'c0ffee0000000000000000000000a0a1';
 export const OTHER_LIST_ID = 'c0ffee0000000000000000000000b0b2';
 export const GENERATION = 3;
-export const LISTED_PASSWORDS = Array.from({ length: 24 }, (_, i) => `listed password ${i}`);
+export const LISTED_PASSWORDS = Array.from({ length: 16 }, (_, i) => `listed password ${i}`);
 export const CLEAN_PASSWORDS = Array.from({ length: 6 }, (_, i) => `a clean passphrase number ${i}`);
-export const LISTED_URLS = Array.from({ length: 12 }, (_, i) => `http://bad${i}.example/path${i}/page.html`);
+export const LISTED_URLS = Array.from({ length: 8 }, (_, i) => `http://bad${i}.example/path${i}/page.html`);
 export const CLEAN_URLS = Array.from({ length: 4 }, (_, i) => `http://clean${i}.example/`);
 
 const sha1 = (text) => createHash('sha1').update(text, 'utf8').digest();
@@ -42,7 +42,7 @@ export function listedExpression(url) {
 
 function passwordRecords(withListed) {
   const records = [];
-  for (let i = 0; i < 3000; i++) records.push({ hash: sha1(`filler ${i}`), count: 1 + (i % 40) });
+  for (let i = 0; i < 1500; i++) records.push({ hash: sha1(`filler ${i}`), count: 1 + (i % 40) });
   if (withListed) LISTED_PASSWORDS.forEach((password, i) => records.push({ hash: sha1(password), count: 2 + 7 * i }));
   return records;
 }
