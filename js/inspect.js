@@ -4,6 +4,11 @@
  * the CLI's `inspect` and for debugging. Bad file bytes are reported, never
  * thrown: the fixed header is shown whenever it parses (bg_header_peek), and
  * `code` is the result of full validation (lengths, checksum, every field).
+ * The header's 64-bit fields are Numbers below 2^53 and BigInts from there
+ * (js/wasm/contract.js), never rounded: a header resealed with a huge m, or a
+ * valid file that claims 2^64 - 1 items. Readers check the type before any
+ * arithmetic (the CLI's inspect prints them exactly, its other commands refuse
+ * a valid file past 2^53 - 1 with E_TOO_LARGE: js/cli/filter-file.js).
  */
 import { asBytes, wrapFilterPointer } from './filter.js';
 import * as wasm from './wasm/index.js';

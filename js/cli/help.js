@@ -5,13 +5,13 @@ export const EXIT_CODES_TEXT = `Exit codes:
   0   success (query: every item is "no")
   1   query: at least one item is "maybe"
   64  usage error: unknown command or option, missing argument, bad number,
-      or a --capacity/--error-rate too large to allocate
+      a --capacity/--error-rate too large to allocate, or a --port in use
   65  data error: malformed input line, corrupt or incompatible filter file,
       a size past the format's limits (E_TOO_LARGE)
   66  an input file cannot be opened or read
   70  internal error (a bug: please report it)
   71  out of memory (E_NOMEM): WebAssembly memory is at most 4 GiB
-  73  the output file (or stdout) cannot be created or written
+  73  the output file (or stdout) cannot be created or written (a full disk too)
   75  try again later: another publish holds the site's lock (E_LOCKED)`;
 
 export const MAIN_HELP = `bloomgate — Bloom filters for "definitely not / maybe" checks
