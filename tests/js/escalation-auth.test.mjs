@@ -121,7 +121,6 @@ for (const [index, { name }] of attacks({}, { otherPrefix: { range: '', hashes: 
     const urls = await urlOutcomes(`${mirror.url}/hashes`);
     mirror.attack = staticAttacks(endpoints.origins, { otherPrefix })[index];
     const staticUrls = await urlOutcomes(`${mirror.url}/hashes`);
-    if (process.env.SHOW) console.log(name, "\n  ", passwords[0], "\n  ", urls[0], "\n  ", staticUrls[0]);
     // The listed records are gone from everything the mirror serves: each check must be an error.
     for (const [what, outcomes] of [['range', passwords], ['hashes', urls], ['static hashes', staticUrls]]) {
       for (const outcome of outcomes) {
