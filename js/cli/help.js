@@ -308,11 +308,15 @@ Options:
   --host H                address to bind (default 127.0.0.1)
   --port P                port (default 8787; 0 picks a free one)
   --max-age S             Cache-Control max-age in seconds (default 300)
+  --sign KEY              sign the stores' endpoint manifests with this private key
+                          (bloomgate keygen; repeatable for k-of-n) and answer
+                          /range/{5 hex}.proof, /hashes/{block}.proof: clients with
+                          the publisher's keys check every "not listed" against it
   -h, --help              this help
 
 ${EXIT_CODES_TEXT}
 `,
-  'export-ranges': `Usage: bloomgate export-ranges store.bgs -o DIR [--pad]
+  'export-ranges': `Usage: bloomgate export-ranges store.bgs -o DIR [--pad] [--sign KEY ...]
 
 Write an exact store as static files any CDN or object store can serve:
   password stores: DIR/range/{5 hex} for all 1,048,576 prefixes
@@ -328,6 +332,11 @@ Options:
   --pad               pad each range file with 800-1000 count-0 rows, once
                       (about 37 GB for all 1,048,576 files; unpadded files
                       hold only the listed suffixes)
+  --sign KEY          sign the manifest with this private key (bloomgate keygen;
+                      repeatable for k-of-n) and write a proof beside the replies:
+                      range/{5 hex}.proof (640 bytes each, 2^20 more files),
+                      hashes/{block}.proof; clients with the publisher's keys
+                      check every "not listed" against the signed Merkle root
   -q, --quiet         print nothing but errors
   -h, --help          this help
 
