@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { BloomFilter, init } from '../../js/index.js';
-import { hashKey } from './helpers/hash.mjs';
+import { hashKey } from '../js/helpers/hash.mjs';
 import { describeError } from '../../js/cli/errors.js';
 import { defaultShards } from '../../js/cli/fuse-shards.js';
 import { BloomgateError } from '../../js/errors.js';

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runCli, scratchDirectory } from './helpers/cli.mjs';
+import { runCli, scratchDirectory } from '../js/helpers/cli.mjs';
 
 const scratch = scratchDirectory('bloomgate-generations-');
 const LIST = 'c0ffee00'.repeat(4);
