@@ -1,0 +1,110 @@
+/**
+ * WebKitGTK (Safari's engine) through WebKitWebDriver under Xvfb, spoken to over plain W3C
+ * WebDriver HTTP with fetch (no npm package). Debian: webkit2gtk-driver, xvfb.
+ *
+ *   const session = await startWebKit();
+ *   const page = await session.newWindow();  // the first call takes the session's own window
+ *   await page.open(url);                    // navigate; resolves once the page has loaded
+ *   await page.run('async (x) => ...', x);   // an async function's source, run in the page;
+ *                                            //   resolves to its value (through JSON)
+ *   await session.close();                   // ends the session and every process it started
+ *
+ * The session's data store is ephemeral: nothing it stores outlives it.
+ */
+import { spawn } from 'node:child_process';
+
+export const WEBKIT_DRIVER = process.env.BG_WEBKIT_DRIVER ?? '/usr/bin/WebKitWebDriver';
+export const MINIBROWSER = process.env.BG_MINIBROWSER ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
+export const XVFB_RUN = '/usr/bin/xvfb-run';
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function startWebKit() {
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const driver = spawn(XVFB_RUN, ['-a', WEBKIT_DRIVER, `--port=${port}`], { stdio: 'ignore', detached: true });
+  const base = `http://127.0.0.1:${port}`;
+  const wd = async (method, path, body) => {
+    const res = await fetch(`${base}${path}`, {
+      method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const json = await res.json();
+    if (!res.ok) throw new Error(`WebDriver ${method} ${path}: ${JSON.stringify(json.value)}`);
+    return json.value;
+  };
+  let exited = false;
+  driver.once('exit', () => { exited = true; });
+  const stop = () => {
+    try {
+      process.kill(-driver.pid, 'SIGTERM'); // xvfb-run, Xvfb, the driver and the browser: one process group
+    } catch {
+      // gone already
+    }
+  };
+  try {
+    for (let i = 0; ; i++) {
+      try {
+        await wd('GET', '/status');
+        break;
+      } catch (error) {
+        if (exited) throw new Error(`${XVFB_RUN} ${WEBKIT_DRIVER} exited before it answered`, { cause: error });
+        if (i > 300) throw error;
+        await sleep(100);
+      }
+    }
+    const session = await wd('POST', '/session', { capabilities: { alwaysMatch: {
+      'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
+    } } });
+    const id = session.sessionId;
+    await wd('POST', `/session/${id}/timeouts`, { script: 180000, pageLoad: 60000 });
+    let current = await wd('GET', `/session/${id}/window`);
+    let firstTaken = false;
+    const focus = async (handle) => {
+      if (current === handle) return;
+      await wd('POST', `/session/${id}/window`, { handle });
+      current = handle;
+    };
+    return {
+      version: session.capabilities.browserVersion,
+      async newWindow() {
+        let handle;
+        if (!firstTaken) {
+          firstTaken = true;
+          handle = current;
+        } else {
+          handle = (await wd('POST', `/session/${id}/window/new`, { type: 'tab' })).handle;
+        }
+        return {
+          handle,
+          async open(url) {
+            await focus(handle);
+            await wd('POST', `/session/${id}/url`, { url });
+          },
+          async run(source, arg = null) {
+            await focus(handle);
+            const value = await wd('POST', `/session/${id}/execute/async`, {
+              script: `const done = arguments[arguments.length - 1];
+                Promise.resolve().then(() => (${source})(arguments[0])).then(
+                  (value) => done({ ok: true, value: JSON.stringify(value === undefined ? null : value) }),
+                  (error) => done({ ok: false, error: String(error && error.stack || error) }));`,
+              args: [arg],
+            });
+            if (!value.ok) throw new Error(value.error);
+            return JSON.parse(value.value);
+          },
+          async close() {
+            await focus(handle);
+            await wd('DELETE', `/session/${id}/window`).catch(() => {});
+            current = null;
+          },
+        };
+      },
+      async close() {
+        await wd('DELETE', `/session/${id}`).catch(() => {});
+        stop();
+      },
+    };
+  } catch (error) {
+    stop();
+    throw error;
+  }
+}

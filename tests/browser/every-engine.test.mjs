@@ -1,0 +1,405 @@
+/**
+ * The same scenarios, with the same assertions, in three engines (issue 21 items 1 and 2):
+ * Chromium (Debian `chromium`, playwright-core), Firefox (Debian `firefox-esr`, puppeteer-core
+ * over WebDriver BiDi) and WebKit, Safari's engine (WebKitGTK's `WebKitWebDriver` under
+ * `xvfb-run`, plain W3C WebDriver). The adapter is tests/browser/engines/.
+ *
+ *   a page              BloomFilter create/add/mightContain, byte-identical to Node's; from()
+ *                       of its bytes; loadFilter with integrity (and E_INTEGRITY for a wrong
+ *                       digest); 2,000 probes answered exactly as Node answers them
+ *   a module worker     the library imported in a { type: 'module' } worker: loadFilter with
+ *                       integrity, create/add, the same answers
+ *   a strict CSP        script-src 'self' 'wasm-unsafe-eval' (no inline script, no eval: both
+ *                       checked refused), the library from a module file answers
+ *   openFilter, signed  pinned Ed25519 keys (2 of 3) verified by the engine's own WebCrypto;
+ *                       the copy kept in IndexedDB; the site down, a reload opens from it; the
+ *                       next generation arrives as a delta (.bgd requested, no .bgf); the
+ *                       browser restarted on its profile still has it (WebKit: the automation
+ *                       session is ephemeral, so it does not)
+ *   private storage     Chromium's off-the-record context (incognito), Firefox private browsing
+ *                       (browser.privatebrowsing.autostart), WebKit's ephemeral session:
+ *                       openFilter persists within the session, a reload opens from it, and
+ *                       after the browser restarts nothing is left
+ *
+ * A failure in any engine fails the file. A browser that is not installed is skipped with the
+ * reason, unless BLOOMGATE_REQUIRE_BROWSERS=1 (as .ci/run sets): then it fails. Pages come
+ * from 127.0.0.1 only.
+ *
+ * Run: node --test tests/browser/every-engine.test.mjs    (some engines: BG_ENGINES=firefox,webkit)
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { extname, join, resolve, sep } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+
+import { BloomFilter } from '../../js/index.js';
+import { ADDED, LISTED, LIST, buildKit, listedUrl } from '../js/helpers/mirror.mjs';
+import { ENGINES, launchEngine, skipUnless } from './engines/index.mjs';
+import { root } from './helpers/packed.mjs';
+import { listenLocal } from './helpers/listen.mjs';
+
+const STRICT = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'";
+const WORDS = Array.from({ length: 300 }, (_, i) => `word-${i}`);
+const PROBES = Array.from({ length: 2000 }, (_, i) => `probe-${i * 7919}`);
+const CREATE = { capacity: 1000, errorRate: 0.001, seed: 7, listId: 'e0e1e2e3'.repeat(4), generation: 1 };
+const TYPES = { '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.wasm': 'application/wasm' };
+const chosen = (process.env.BG_ENGINES ?? ENGINES.join(',')).split(',').map((name) => name.trim()).filter(Boolean);
+
+const sha256Hex = (bytes) => createHash('sha256').update(bytes).digest('hex');
+const sri = (bytes) => `sha256-${createHash('sha256').update(bytes).digest('base64')}`;
+
+const PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>engines</title><link rel="icon" href="data:,">
+<script type="module">
+  import * as bloomgate from '/bloomgate/js/index.js';
+  window.bloomgate = bloomgate;
+  window.sha256 = async (bytes) => [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('');
+  document.documentElement.dataset.ready = 'yes';
+</script></head><body><p>engines test page</p></body></html>
+`;
+
+/** The worker: answers one message with what the library did inside it. */
+const WORKER = `import { BloomFilter, loadFilter } from '/bloomgate/js/index.js';
+
+self.onmessage = async ({ data }) => {
+  try {
+    const loaded = await loadFilter('/words.bgf', { integrity: data.integrity });
+    const made = await BloomFilter.create(data.create);
+    made.addAll(data.words);
+    self.postMessage({
+      ok: true,
+      inWorker: typeof WorkerGlobalScope !== 'undefined' && self instanceof WorkerGlobalScope && typeof document === 'undefined',
+      loadedWords: data.words.filter((word) => loaded.mightContain(word)).length,
+      loadedProbes: data.probes.map((probe) => loaded.mightContain(probe)),
+      madeWords: data.words.filter((word) => made.mightContain(word)).length,
+    });
+  } catch (error) {
+    self.postMessage({ ok: false, name: error.name, code: error.code, message: error.message });
+  }
+};
+`;
+
+const CSP_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>strict CSP</title><link rel="icon" href="data:,">
+<script>document.documentElement.dataset.inline = 'ran';</script>
+<script type="module" src="/csp/app.js"></script></head><body><p id="out">loading</p></body></html>
+`;
+
+const cspApp = (integrity) => `import { loadFilter } from '/bloomgate/js/index.js';
+
+const out = document.getElementById('out');
+let evalRefused = false;
+try {
+  (0, eval)('1');
+} catch {
+  evalRefused = true;
+}
+loadFilter('/words.bgf', { integrity: ${JSON.stringify(integrity)} }).then((filter) => {
+  out.dataset.result = JSON.stringify({
+    evalRefused,
+    present: ${JSON.stringify(WORDS)}.filter((word) => filter.mightContain(word)).length,
+    probes: ${JSON.stringify(PROBES)}.map((probe) => filter.mightContain(probe)),
+  });
+}, (error) => {
+  out.dataset.result = JSON.stringify({ evalRefused, error: { name: error.name, code: error.code, message: error.message } });
+});
+`;
+
+/** The page origin: the test pages, the worker, the filter, and the library's js/ and wasm/ by path. */
+async function startPageServer(words) {
+  const integrity = sri(words);
+  const fixed = {
+    '/': ['text/html; charset=utf-8', PAGE, {}],
+    '/worker.js': [TYPES['.js'], WORKER, {}],
+    '/csp/': ['text/html; charset=utf-8', CSP_PAGE, { 'content-security-policy': STRICT }],
+    '/csp/app.js': [TYPES['.js'], cspApp(integrity), { 'content-security-policy': STRICT }],
+    '/words.bgf': ['application/octet-stream', words, {}],
+  };
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
+    if (fixed[path]) {
+      const [type, body, headers] = fixed[path];
+      return res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store', ...headers }).end(body);
+    }
+    const mount = path.startsWith('/bloomgate/js/') ? 'js' : path.startsWith('/bloomgate/wasm/') ? 'wasm' : null;
+    if (mount !== null) {
+      const base = resolve(root, mount);
+      const file = resolve(base, `.${path.slice(`/bloomgate/${mount}`.length)}`);
+      if (file.startsWith(base + sep)) {
+        try {
+          const body = await readFile(file);
+          return res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
+        } catch {
+          // 404 below
+        }
+      }
+    }
+    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+  });
+  return listenLocal(server, { integrity });
+}
+
+/**
+ * The publisher's signed site (tests/js/helpers/mirror.mjs builds it with the real CLI), on one
+ * port for the whole run: `serve(snapshot)` changes what it publishes, `down = true` drops every
+ * connection (a network error, as a site that is down gives), `requests` records paths.
+ */
+class SignedSite {
+  files = new Map();
+  down = false;
+  requests = [];
+
+  async start() {
+    this.listening = await listenLocal(createServer((req, res) => {
+      const path = new URL(req.url, 'http://127.0.0.1').pathname;
+      this.requests.push(path);
+      if (this.down) return req.socket.destroy();
+      const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'If-None-Match', 'access-control-expose-headers': 'ETag' };
+      if (req.method === 'OPTIONS') return res.writeHead(204, cors).end();
+      const body = this.files.get(path);
+      if (body === undefined) return res.writeHead(404, cors).end();
+      res.writeHead(200, { ...cors, 'content-length': body.length, 'cache-control': 'no-store' }).end(body);
+    }));
+    return this;
+  }
+
+  get manifestUrl() {
+    return `${this.listening.origin}/manifest.json`;
+  }
+
+  serve(files) {
+    this.files = files;
+    this.down = false;
+    this.requests = [];
+  }
+
+  stop() {
+    return this.listening?.close();
+  }
+}
+
+let scratch;
+let kit;
+let words;
+let expected;
+let pages;
+let signed;
+
+before(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'bloomgate-engines-'));
+  kit = await buildKit(scratch);
+  const filter = await BloomFilter.create(CREATE);
+  filter.addAll(WORDS);
+  words = filter.serialize();
+  expected = { digest: sha256Hex(words), probes: PROBES.map((probe) => filter.mightContain(probe)) };
+  filter.free();
+  assert.ok(expected.probes.includes(false), 'some probes are "definitely not"');
+  pages = await startPageServer(words);
+  signed = await new SignedSite().start();
+});
+
+after(async () => {
+  await pages?.close();
+  await signed?.stop();
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+const urlsOf = (g) => Array.from({ length: LISTED + (g - 1) * ADDED }, (_, i) => listedUrl(i));
+
+async function openReady(engine, path = '/') {
+  const page = await engine.newPage();
+  await page.goto(`${pages.origin}${path}`);
+  await page.waitFor(() => document.documentElement.dataset.ready === 'yes');
+  return page;
+}
+
+/** In the page: openFilter(url, { keys, threshold: 2 }) with default storage; its state, errors and answers. */
+const openSigned = (page, urls) => page.evaluate(async ({ url, keys, listed }) => {
+  const errors = [];
+  const live = await window.bloomgate.openFilter(url, {
+    keys, threshold: 2, refreshSeconds: 3600, onError: (error) => errors.push(error.code),
+  });
+  window.live = live;
+  window.liveErrors = errors;
+  const stats = live.stats();
+  const answers = live.mightContainMany(listed);
+  return {
+    source: stats.source, storage: stats.storage, signed: stats.signed, verifier: stats.verifier,
+    generation: live.generation, listId: live.listId, errors, missed: answers.filter((answer) => !answer).length,
+    digest: await window.sha256(live.serialize()),
+  };
+}, { url: signed.manifestUrl, keys: kit.pinned, listed: urls });
+
+for (const name of ENGINES) {
+  const skip = chosen.includes(name) ? skipUnless(name) : `not in BG_ENGINES=${process.env.BG_ENGINES}`;
+  describe(`${name}`, { skip, timeout: 240000 }, () => {
+    let engine;
+    let page;
+
+    before(async () => {
+      engine = await launchEngine(name);
+      page = await openReady(engine);
+    });
+
+    after(async () => {
+      await engine?.close();
+    });
+
+    it('a page: create/add/mightContain (the bytes Node makes), from(), loadFilter with integrity', async (t) => {
+      t.diagnostic(`${name} ${engine.version}`);
+      const result = await page.evaluate(async ({ create, list, probes, integrity }) => {
+        const { BloomFilter, loadFilter } = window.bloomgate;
+        const made = await BloomFilter.create(create);
+        for (const word of list) made.add(word);
+        const bytes = made.serialize();
+        const again = await BloomFilter.from(bytes);
+        const loaded = await loadFilter('/words.bgf', { integrity });
+        let wrong;
+        try {
+          await loadFilter('/words.bgf', { integrity: `sha256-${btoa('x'.repeat(32))}` });
+          wrong = 'loaded';
+        } catch (error) {
+          wrong = { name: error.name, code: error.code };
+        }
+        return {
+          madeDigest: await window.sha256(bytes),
+          madeWords: list.filter((word) => made.mightContain(word)).length,
+          madeProbes: probes.map((probe) => made.mightContain(probe)),
+          againProbes: again.mightContainMany(probes),
+          loadedProbes: probes.map((probe) => loaded.mightContain(probe)),
+          loadedWords: list.filter((word) => loaded.mightContain(word)).length,
+          wrong,
+        };
+      }, { create: CREATE, list: WORDS, probes: PROBES, integrity: pages.integrity });
+      assert.equal(result.madeDigest, expected.digest, 'the filter made in the page is byte-identical to Node\'s');
+      assert.equal(result.madeWords, WORDS.length);
+      assert.deepEqual(result.madeProbes, expected.probes);
+      assert.deepEqual(result.againProbes, expected.probes);
+      assert.deepEqual(result.loadedProbes, expected.probes);
+      assert.equal(result.loadedWords, WORDS.length);
+      assert.deepEqual(result.wrong, { name: 'BloomgateError', code: 'E_INTEGRITY' });
+    });
+
+    it('a module worker: loadFilter with integrity and create/add inside it', async () => {
+      const result = await page.evaluate((message) => new Promise((resolvePromise) => {
+        const worker = new Worker('/worker.js', { type: 'module' });
+        worker.onmessage = ({ data }) => {
+          worker.terminate();
+          resolvePromise(data);
+        };
+        worker.onerror = (event) => resolvePromise({ ok: false, message: `worker error: ${event.message}` });
+        worker.postMessage(message);
+      }), { integrity: pages.integrity, create: CREATE, words: WORDS, probes: PROBES });
+      assert.equal(result.ok, true, JSON.stringify(result));
+      assert.equal(result.inWorker, true);
+      assert.equal(result.loadedWords, WORDS.length);
+      assert.equal(result.madeWords, WORDS.length);
+      assert.deepEqual(result.loadedProbes, expected.probes);
+    });
+
+    it("a strict-CSP page (script-src 'self' 'wasm-unsafe-eval'): inline script and eval refused, the library answers", async () => {
+      const csp = await engine.newPage();
+      await csp.goto(`${pages.origin}/csp/`);
+      const raw = await csp.waitFor(() => document.getElementById('out').dataset.result ?? null);
+      const state = await csp.evaluate(() => ({ inline: document.documentElement.dataset.inline ?? null }));
+      await csp.close();
+      const result = JSON.parse(raw);
+      assert.equal(result.error, undefined, JSON.stringify(result.error));
+      assert.equal(state.inline, null, 'the inline script did not run: the policy is in force');
+      assert.equal(result.evalRefused, true, 'eval is refused under the policy');
+      assert.equal(result.present, WORDS.length);
+      assert.deepEqual(result.probes, expected.probes);
+    });
+
+    it('openFilter, signed: WebCrypto Ed25519, kept in IndexedDB, opened offline after a reload, a delta update', async () => {
+      signed.serve(kit.genuine[1]);
+      const first = await openSigned(page, urlsOf(1));
+      assert.deepEqual(first.errors, []);
+      assert.equal(first.source, 'full');
+      assert.equal(first.storage, 'indexeddb');
+      assert.equal(first.signed, true);
+      assert.equal(first.verifier, 'webcrypto', 'the engine\'s own Ed25519 verified the manifest');
+      assert.equal(first.generation, 1);
+      assert.equal(first.listId, LIST);
+      assert.equal(first.missed, 0, 'every listed URL reads "maybe"');
+      assert.equal(first.digest, sha256Hex(kit.files.g1));
+
+      // The site is down; a reload opens from the persisted copy.
+      signed.down = true;
+      await page.goto(`${pages.origin}/`);
+      await page.waitFor(() => document.documentElement.dataset.ready === 'yes');
+      const offline = await openSigned(page, urlsOf(1));
+      assert.equal(offline.source, 'persisted', 'opened from IndexedDB with the site down');
+      assert.equal(offline.generation, 1);
+      assert.equal(offline.signed, true);
+      assert.equal(offline.missed, 0);
+      assert.equal(offline.digest, sha256Hex(kit.files.g1));
+      assert.ok(offline.errors.every((code) => code === 'E_FETCH'), `only the site being down is reported: ${offline.errors}`);
+
+      // Generation 2 is published with a delta from 1: the update takes it.
+      signed.serve(kit.genuine[2]);
+      const update = await page.evaluate(async (listed) => {
+        const outcome = await window.live.refresh({ force: true });
+        const stats = window.live.stats();
+        return {
+          changed: outcome.changed, code: outcome.error?.code ?? null, source: stats.source, generation: window.live.generation,
+          missed: window.live.mightContainMany(listed).filter((answer) => !answer).length, digest: await window.sha256(window.live.serialize()),
+        };
+      }, urlsOf(2));
+      assert.deepEqual({ changed: update.changed, code: update.code, source: update.source, generation: update.generation },
+        { changed: true, code: null, source: 'delta', generation: 2 });
+      assert.equal(update.missed, 0);
+      assert.equal(update.digest, sha256Hex(kit.files.g2), 'the patched filter is the publisher\'s generation 2, byte for byte');
+      assert.deepEqual(signed.requests, ['/manifest.json', '/delta-1-2.bgd'], 'a delta, not the full file');
+
+      // The browser ends and starts again: a profile keeps the copy; WebKit's session does not.
+      signed.down = true;
+      await engine.restart();
+      page = await openReady(engine);
+      const restarted = await openSigned(page, urlsOf(2)).catch((error) => ({ error: error.message }));
+      if (engine.private) {
+        assert.match(String(restarted.error), /E_FETCH|could not fetch/, 'nothing left after the ephemeral session ended');
+      } else {
+        assert.equal(restarted.source, 'persisted', JSON.stringify(restarted));
+        assert.equal(restarted.generation, 2);
+        assert.equal(restarted.missed, 0);
+      }
+    });
+
+    it('private storage (Chromium incognito context, Firefox private browsing, WebKit ephemeral session)', async (t) => {
+      const ephemeral = name === 'webkit' ? engine : await launchEngine(name, { private: true });
+      t.after(() => (ephemeral === engine ? undefined : ephemeral.close()));
+      assert.equal(ephemeral.private, true);
+      if (name === 'webkit') await engine.restart();
+      signed.serve(kit.genuine[3]);
+      let tab = await openReady(ephemeral);
+      const first = await openSigned(tab, urlsOf(3));
+      assert.deepEqual(first.errors, [], 'no storage error in a private session');
+      assert.equal(first.storage, 'indexeddb');
+      assert.equal(first.source, 'full');
+      assert.equal(first.generation, 3);
+      assert.equal(first.missed, 0);
+
+      signed.down = true;
+      await tab.goto(`${pages.origin}/`);
+      await tab.waitFor(() => document.documentElement.dataset.ready === 'yes');
+      const reloaded = await openSigned(tab, urlsOf(3));
+      assert.equal(reloaded.source, 'persisted', 'within the private session the copy is kept');
+      assert.equal(reloaded.generation, 3);
+      assert.equal(reloaded.digest, sha256Hex(kit.files.g3));
+
+      // The private session ends: its storage goes with it.
+      await ephemeral.restart();
+      tab = await openReady(ephemeral);
+      signed.serve(kit.genuine[3]);
+      const after = await openSigned(tab, urlsOf(3));
+      assert.equal(after.source, 'full', 'a new private session starts with nothing stored');
+      assert.deepEqual(after.errors, []);
+      assert.equal(after.generation, 3);
+    });
+  });
+}
