@@ -30,6 +30,12 @@ export async function run(argv) {
   const { BloomFilter } = await import('../index.js');
   const filter = await loadFilterFile(BloomFilter, path);
   const writer = new ResultWriter(Boolean(values.json));
+  // A reader that stops early (`| head -1`) ends the process from stdout.js with status 0;
+  // when an item answered by then was "maybe", the status says so (1).
+  const onExit = () => {
+    if (writer.anyMaybe && !process.exitCode) process.exitCode = QUERY_MAYBE;
+  };
+  process.once('exit', onExit);
   try {
     if (items.length > 0) {
       for (let i = 0; i < items.length; i += BATCH) {
@@ -41,6 +47,7 @@ export async function run(argv) {
     }
     await writer.end();
   } finally {
+    process.removeListener('exit', onExit);
     filter.free();
   }
   return writer.anyMaybe ? QUERY_MAYBE : EXIT.OK;

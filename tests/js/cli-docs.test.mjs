@@ -5,23 +5,19 @@
 // names one that command has.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+
+import { runBatch } from './helpers/cli-batch.mjs';
 
 const DOCS = readFileSync(new URL('../../docs/CLI.md', import.meta.url), 'utf8');
-const BATCH = fileURLToPath(new URL('./helpers/cli-batch.mjs', import.meta.url));
 
 /** `bloomgate ...args` for each args, in one process (helpers/cli-batch.mjs). */
 function runMany(argsList) {
   const dir = mkdtempSync(join(tmpdir(), 'bloomgate-cli-docs-'));
   try {
-    writeFileSync(join(dir, 'jobs.json'), JSON.stringify(argsList.map((args) => ({ cwd: dir, args }))));
-    const child = spawnSync(process.execPath, [BATCH, join(dir, 'jobs.json'), join(dir, 'results.json')], { encoding: 'utf8' });
-    assert.equal(child.status, 0, child.stderr);
-    return JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8'));
+    return runBatch(dir, argsList.map((args) => ({ args })));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { CLI, runCli, scratchDirectory } from './helpers/cli.mjs';
+import { runBatch } from './helpers/cli-batch.mjs';
 
 const scratch = scratchDirectory('bloomgate-cli-exit-');
 const DEMO = fileURLToPath(new URL('../../examples/demo.mjs', import.meta.url));
@@ -57,7 +58,7 @@ test('query exits 0 when every item is "no", 1 when any is "maybe", 64/65/66 for
     [['query', 'words.bgf', 'alpha'], '', 1, 'maybe\talpha\n'],
     [['query', 'words.bgf'], 'delta\r\nepsilon\n', 0, 'no\tdelta\nno\tepsilon\n'],
     [['query', 'words.bgf'], 'delta\ngamma\n', 1, 'no\tdelta\nmaybe\tgamma\n'],
-    [['query', 'words.bgf'], '', 0, ''],
+    [['query', 'words.bgf'], '\n', 0, ''],
     [['query', 'words.bgf', '--json', 'zeta'], '', 0, '[\n{"item":"zeta","maybe":false}\n]\n'],
     [['query', 'words.bgf', '--json', 'zeta', 'alpha'], '', 1, '[\n{"item":"zeta","maybe":false},\n{"item":"alpha","maybe":true}\n]\n'],
     [['query', 'missing.bgf', 'alpha'], '', 66, /cannot open 'missing\.bgf'.*\(ENOENT\)/],
@@ -65,13 +66,29 @@ test('query exits 0 when every item is "no", 1 when any is "maybe", 64/65/66 for
     [['query'], '', 64, /missing the filter file.*\(E_USAGE\)/],
     [['query', 'words.bgf', '--bogus'], '', 64, /unknown option --bogus.*\(E_USAGE\)/],
   ];
-  const results = await Promise.all(cases.map(([args, input]) => runAsync(args, { input })));
+  // Items on the command line: in one process (helpers/cli-batch.mjs); stdin: a process each.
+  const batched = runBatch(dir, cases.filter(([, input]) => input === '').map(([args]) => ({ args })));
+  const piped = await Promise.all(cases.filter(([, input]) => input !== '').map(([args, input]) => runAsync(args, { input })));
+  const results = cases.map(([, input]) => (input === '' ? batched : piped).shift());
   for (const [i, [args, , status, expected]] of cases.entries()) {
     const result = results[i];
     assert.equal(result.status, status, `${args.join(' ')}: ${result.stderr}`);
     if (typeof expected === 'string') assert.equal(result.stdout, expected, args.join(' '));
     else assert.match(result.stderr, new RegExp(`^bloomgate: ${expected.source}\\n$`), args.join(' '));
   }
+  // A reader that stops early (`| head -1`): the status still says an answered item was "maybe".
+  const early = await new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'query', 'words.bgf'], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (text) => { stderr += text; });
+    child.stdout.once('data', () => child.stdout.destroy());
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stderr }));
+    child.stdin.on('error', () => {}); // the child may be gone before all of it is written
+    child.stdin.end(`beta\n${Array.from({ length: 200_000 }, (_, i) => `other-${i}`).join('\n')}\n`);
+  });
+  assert.equal(early.status, 1, early.stderr);
+  assert.equal(early.stderr, '');
   // The help says so.
   const { COMMAND_HELP, MAIN_HELP } = await import('../../js/cli/help.js');
   assert.match(COMMAND_HELP.query, /0 when every item is "no", 1 when any\s+item is "maybe"/);
@@ -149,8 +166,12 @@ test('build --list-id-from: a subset filter named after the whole store, which s
   const rows = Array.from({ length: 60 }, (_, i) => ({ password: `pw-${i}`, count: i + 1 }))
     .sort((a, b) => sha1Row(a.password, 0).localeCompare(sha1Row(b.password, 0)));
   writeFileSync(join(dir, 'dump.txt'), `${rows.map(({ password, count }) => sha1Row(password, count)).join('\n')}\n`);
-  assert.equal(runCli(dir, ['build', 'dump.txt', '--format', 'hibp', '-o', 'full.bgf', '--store', 'full.bgs', '-q']).status, 0);
-  const subset = runCli(dir, ['build', 'dump.txt', '--format', 'hibp', '--min-count', '30', '-o', 'subset.bgf', '--list-id-from', 'full.bgs', '-q']);
+  const [full, subset, inspected] = runBatch(dir, [
+    { args: ['build', 'dump.txt', '--format', 'hibp', '-o', 'full.bgf', '--store', 'full.bgs', '-q'] },
+    { args: ['build', 'dump.txt', '--format', 'hibp', '--min-count', '30', '-o', 'subset.bgf', '--list-id-from', 'full.bgs', '-q'] },
+    { args: ['inspect', 'subset.bgf', '--json'] },
+  ]);
+  assert.equal(full.status, 0, full.stderr);
   assert.equal(subset.status, 0, subset.stderr);
 
   const { StoreReader } = await import('../../js/store.js');
@@ -159,7 +180,7 @@ test('build --list-id-from: a subset filter named after the whole store, which s
   await store.close();
   assert.match(storeListId, /^[0-9a-f]{32}$/);
   assert.notEqual(storeListId, '0'.repeat(32));
-  const report = JSON.parse(runCli(dir, ['inspect', 'subset.bgf', '--json']).stdout);
+  const report = JSON.parse(inspected.stdout);
   assert.equal(report.header.listId, storeListId, 'the subset filter names the store\'s list');
   assert.equal(report.minCount, 30);
   assert.equal(report.metadata.items, 31);
@@ -203,7 +224,7 @@ test('build --list-id-from: a subset filter named after the whole store, which s
     [[...hibp.slice(0, -1), 'same.bgf', '--list-id-from', 'full.bgs', '--list-id', storeListId.toUpperCase(), '-q'], 0, /^$/],
     [['build', 'urls.txt', '--format', 'urls', '-o', 'u.bgf', '--list-id-from', 'u.bgs', '-q'], 0, /^$/],
   ];
-  const results = await Promise.all(refusals.map(([args]) => runAsync(args)));
+  const results = runBatch(dir, refusals.map(([args]) => ({ args })));
   for (const [i, [args, status, pattern]] of refusals.entries()) {
     assert.equal(results[i].status, status, `${args.join(' ')}: ${results[i].stderr}`);
     assert.match(results[i].stderr, pattern, args.join(' '));

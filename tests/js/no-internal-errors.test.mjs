@@ -24,6 +24,7 @@ import { BloomFilter, init } from '../../js/index.js';
 import { writeStore } from '../../js/store.js';
 import { FileChecksum } from '../../js/wasm/index.js';
 import { CLI } from './helpers/cli.mjs';
+import { runBatch } from './helpers/cli-batch.mjs';
 import { prng } from './helpers/prng.mjs';
 
 const SCALE = Math.max(1, Number(process.env.BG_NO_INTERNAL_SCALE ?? 1));
@@ -37,21 +38,14 @@ before(async () => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-const BATCH = fileURLToPath(new URL('./helpers/cli-batch.mjs', import.meta.url));
-
 /**
  * Run jobs ({ args, write?: [[path, bytes]], remove?, devFull? }, in `dir`) in one
  * child process: [{ status, stdout, stderr }] in order.
  */
 function batch(jobs) {
-  const jobsPath = join(dir, 'jobs.json');
-  const resultsPath = join(dir, 'results.json');
-  writeFileSync(jobsPath, JSON.stringify(jobs.map((job) => ({
-    cwd: dir, ...job, write: (job.write ?? []).map(([path, bytes]) => [join(dir, path), Buffer.from(bytes).toString('base64')]),
-  }))));
-  const child = spawnSync(process.execPath, [BATCH, jobsPath, resultsPath], { encoding: 'utf8' });
-  assert.equal(child.status, 0, `cli-batch: ${child.stderr}`);
-  return JSON.parse(readFileSync(resultsPath, 'utf8'));
+  return runBatch(dir, jobs.map((job) => ({
+    ...job, write: (job.write ?? []).map(([path, bytes]) => [join(dir, path), Buffer.from(bytes).toString('base64')]),
+  })));
 }
 
 /** One run: `bloomgate ...args` in `dir`. */
@@ -226,14 +220,14 @@ test('inspect prints a header field past 2^53 exactly, and --json as a decimal s
     ['generation', 72, 2n ** 63n, 'E_TOO_LARGE', /^generation +9223372036854775808$/m],
     ['m', 32, 2n ** 53n, 'E_HEADER', /^m +9,007,199,254,740,992 bits \(1024\.0 TiB\)$/m],
   ];
-  for (const [field, offset, value, code, line] of cases) {
+  const results = batch(cases.flatMap(([field, offset, value]) => {
     const bytes = Buffer.from(base);
     bytes.writeBigUInt64LE(value, offset);
-    const [json, text, query] = batch([
-      { args: ['inspect', 'edge.bgf', '--json'], write: [['edge.bgf', reseal(bytes)]] },
-      { args: ['inspect', 'edge.bgf'] },
-      { args: ['query', 'edge.bgf', 'x'] },
-    ]);
+    const file = `edge-${field}.bgf`;
+    return [{ args: ['inspect', file, '--json'], write: [[file, reseal(bytes)]] }, { args: ['inspect', file] }, { args: ['query', file, 'x'] }];
+  }));
+  for (const [field, , value, code, line] of cases) {
+    const [json, text, query] = results.splice(0, 3);
     assert.equal(json.status, 65, json.stderr);
     const report = JSON.parse(json.stdout);
     assert.equal(report.code, code, field);
@@ -241,7 +235,7 @@ test('inspect prints a header field past 2^53 exactly, and --json as a decimal s
     assert.equal(report.header[field], value.toString(), `${field} keeps every digit`);
     assert.equal(text.status, 65);
     assert.match(text.stdout, line, field);
-    assert.match(text.stderr, new RegExp(`^bloomgate: edge\\.bgf: .*\\(${code}\\)\\n$`));
+    assert.match(text.stderr, new RegExp(`^bloomgate: edge-${field}\\.bgf: .*\\(${code}\\)\\n$`));
     // Every command that uses the filter refuses it the same way.
     assert.equal(query.status, 65);
     assert.match(query.stderr, new RegExp(`\\(${code}\\)\\n$`));

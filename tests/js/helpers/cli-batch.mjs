@@ -10,40 +10,68 @@
  * (`OUT.tmp-<pid>`, js/cli/output.js) is made a link to /dev/full first, where
  * every write fails with ENOSPC. Results: [{ status, stdout, stderr }] in order.
  */
-import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { main } from '../../../js/cli/main.js';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-const [jobsPath, resultsPath] = process.argv.slice(2);
-const jobs = JSON.parse(readFileSync(jobsPath, 'utf8'));
-const results = [];
-const out = process.stdout.write;
-const err = process.stderr.write;
-for (const job of jobs) {
-  for (const path of job.remove ?? []) rmSync(path, { recursive: true, force: true });
-  for (const [path, base64] of job.write ?? []) writeFileSync(path, Buffer.from(base64, 'base64'));
-  for (const output of job.devFull ?? []) {
-    const temporary = `${output}.tmp-${process.pid}`;
-    rmSync(temporary, { force: true });
-    symlinkSync('/dev/full', temporary);
-  }
-  let stdout = '';
-  let stderr = '';
-  process.stdout.write = (chunk) => {
-    stdout += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('latin1');
-    return true;
-  };
-  process.stderr.write = (chunk) => {
-    stderr += String(chunk);
-    return true;
-  };
-  process.chdir(job.cwd);
-  let status;
+const SELF = fileURLToPath(import.meta.url);
+
+/**
+ * From a test: run `jobs` (as above; `cwd` defaults to `cwd`) in one child
+ * process and return their results. Throws when the batch itself fails.
+ * @param {string} cwd
+ * @param {Array<{ args: string[], cwd?: string, write?: [string, string][], remove?: string[], devFull?: string[] }>} jobs
+ * @returns {Array<{ status: number, stdout: string, stderr: string }>}
+ */
+export function runBatch(cwd, jobs) {
+  const scratch = mkdtempSync(join(tmpdir(), 'bloomgate-batch-'));
   try {
-    status = await main(job.args);
+    writeFileSync(join(scratch, 'jobs.json'), JSON.stringify(jobs.map((job) => ({ cwd, ...job }))));
+    const child = spawnSync(process.execPath, [SELF, join(scratch, 'jobs.json'), join(scratch, 'results.json')], { encoding: 'utf8' });
+    if (child.status !== 0) throw new Error(`cli-batch exited ${child.status}: ${child.stderr}`);
+    return JSON.parse(readFileSync(join(scratch, 'results.json'), 'utf8'));
   } finally {
-    process.stdout.write = out;
-    process.stderr.write = err;
+    rmSync(scratch, { recursive: true, force: true });
   }
-  results.push({ status, stdout, stderr });
 }
-writeFileSync(resultsPath, JSON.stringify(results));
+
+if (process.argv[1] === SELF) await runJobs(...process.argv.slice(2));
+
+async function runJobs(jobsPath, resultsPath) {
+  const { main } = await import('../../../js/cli/main.js');
+  const jobs = JSON.parse(readFileSync(jobsPath, 'utf8'));
+  const results = [];
+  const out = process.stdout.write;
+  const err = process.stderr.write;
+  for (const job of jobs) {
+    for (const path of job.remove ?? []) rmSync(path, { recursive: true, force: true });
+    for (const [path, base64] of job.write ?? []) writeFileSync(path, Buffer.from(base64, 'base64'));
+    for (const output of job.devFull ?? []) {
+      const temporary = `${output}.tmp-${process.pid}`;
+      rmSync(temporary, { force: true });
+      symlinkSync('/dev/full', temporary);
+    }
+    let stdout = '';
+    let stderr = '';
+    process.stdout.write = (chunk) => {
+      stdout += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('latin1');
+      return true;
+    };
+    process.stderr.write = (chunk) => {
+      stderr += String(chunk);
+      return true;
+    };
+    process.chdir(job.cwd);
+    let status;
+    try {
+      status = await main(job.args);
+    } finally {
+      process.stdout.write = out;
+      process.stderr.write = err;
+    }
+    results.push({ status, stdout, stderr });
+  }
+  writeFileSync(resultsPath, JSON.stringify(results));
+}
