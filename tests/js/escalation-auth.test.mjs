@@ -245,3 +245,23 @@ test('CLI: --sign needs a store to sign, and a readable Ed25519 key', () => {
   assert.equal(notKey.status, 65, notKey.stderr);
   assert.match(notKey.stderr, /not a private key/);
 });
+
+test('store lookups of a prefix shorter than the index read every bucket under it (a hashes proof reads its block)', async () => {
+  const { writeStore, StoreReader } = await import('../../js/store.js');
+  const { writeFileSync } = await import('node:fs');
+  const records = Array.from({ length: 40000 }, (_, i) => ({ hash: createHash('sha256').update(`record ${i}`).digest(), count: 1 }));
+  const path = join(dir, 'lookup.bgs');
+  writeFileSync(path, writeStore(records, { hashType: 'sha256' }));
+  const store = await StoreReader.open(path);
+  try {
+    assert.ok(store.indexBits > 8, `index bits ${store.indexBits}`);
+    for (const [prefix, bits] of [[Uint8Array.of(0x00), 8], [Uint8Array.of(0xa7), 8], [Uint8Array.of(0xff), 8], [Uint8Array.of(0x5c), 4]]) {
+      const expected = records.filter(({ hash }) => (hash[0] >> (8 - bits)) === (prefix[0] >> (8 - bits))).length;
+      const found = await store.lookup(prefix, bits);
+      assert.equal(found.length, expected, `prefix ${prefix[0].toString(16)}/${bits}`);
+      assert.ok(found.every(({ hash }) => (hash[0] >> (8 - bits)) === (prefix[0] >> (8 - bits))));
+    }
+  } finally {
+    await store.close();
+  }
+});

@@ -203,8 +203,8 @@ test('URL endpoints: an unknown 404, a missing store or a malformed manifest is 
     // A fresh fetch function each time: manifests are cached per fetch function.
     const check = () => checkUrl('https://evil.example/', { filter, hashesUrl: `${endpoint.url}/hashes`, fetch: (...a) => fetch(...a) });
     await assert.rejects(check(), (e) => e.code === 'E_ESCALATION' && /no bloomgate manifest/.test(e.message));
-    manifest = JSON.stringify({ ...manifestFor('hashes'), version: 2 });
-    await assert.rejects(check(), (e) => e.code === 'E_ESCALATION' && /version 2/.test(e.message));
+    manifest = JSON.stringify({ ...manifestFor('hashes'), version: 3 }); // version 2 is the signed one
+    await assert.rejects(check(), (e) => e.code === 'E_ESCALATION' && /version 3/.test(e.message));
     // Only a manifest that says so makes a 404 mean "none".
     manifest = JSON.stringify(manifestFor('hashes', { notFound: 'error' }));
     await assert.rejects(check(), (e) => e.code === 'E_ESCALATION' && /HTTP 404/.test(e.message));
