@@ -3,9 +3,12 @@
  * load.js — loadFilter(): bytes or a download become a filter.
  *
  * A network body is streamed chunk by chunk straight into wasm memory. The
- * first 128 bytes (the fixed .bgf header) are checked before anything else is
- * downloaded or allocated, so a wrong URL (an HTML error page, another format,
- * a newer version) fails at once with its code. After that the buffer grows
+ * request is sent before the module is instantiated, and what arrives while
+ * the module compiles is kept in JavaScript (at most 8 MiB) and copied in once
+ * it is ready: the download and the compile overlap. The first 128 bytes (the
+ * fixed .bgf header) are checked before anything is allocated or more is read,
+ * so a wrong URL (an HTML error page, another format, a newer version) fails
+ * at once with its code. After that the buffer grows
  * geometrically with the bytes that actually arrived (at most twice what
  * came): a header and a Content-Length that both claim 3 GiB cannot make us
  * reserve it, and wasm memory, which never shrinks, is not grown for good on
@@ -228,7 +231,9 @@ class StreamingLoad {
           `the download is longer than the ${this.total}-byte filter file its header describes`);
       }
       if (loaded > buffer.capacity) {
+        const before = wasm.heapSize();
         buffer.reserve(Math.min(this.total, Math.max(loaded, buffer.capacity * 2, GROWTH_MIN)));
+        wasm.checkMemoryLimit(`loading the ${this.total}-byte filter file`, before);
       }
       buffer.append(rest);
     }
@@ -248,6 +253,7 @@ class StreamingLoad {
       throw new BloomgateError(declared < this.total ? 'E_TRUNCATED' : 'E_TRAILING',
         `the response is ${declared} bytes (Content-Length) but the filter file is ${this.total} bytes`);
     }
+    wasm.checkMemoryFor(this.total, `the ${this.total}-byte filter file`);
     if (this.maxBytes !== undefined) {
       if (this.total > this.maxBytes) {
         throw new BloomgateError('E_TOO_LARGE', `the filter file is ${this.total} bytes, more than maxBytes (${this.maxBytes})`);
@@ -299,8 +305,41 @@ class StreamingLoad {
   }
 }
 
-async function fromResponse(response, label, expected, onProgress, signal, maxBytes) {
-  const digest = await chooseDigest(expected);
+/**
+ * At most this many bytes are read ahead while the module compiles; past it, reading waits
+ * for the module (the network then stops at the platform's buffer).
+ */
+const EARLY_LIMIT = 8 * 1024 * 1024;
+
+/**
+ * Stream a response into wasm memory. `readying` (the module's instantiation, when it may
+ * still be running) lets the body be read while the module compiles: the chunks that arrive
+ * before it is ready are kept in JavaScript (at most EARLY_LIMIT bytes), then copied into
+ * wasm memory, header first, and the rest streams in as it lands. The body is read with a
+ * reader loop (getReader() + read()), never by async iteration, which no Safari supports.
+ * @param {Promise<void> | null} [readying]
+ */
+async function fromResponse(response, label, expected, onProgress, signal, maxBytes, readying = null) {
+  // Wait for the module, but not past an abort.
+  const settle = async () => {
+    checkAborted(signal);
+    if (readying !== null && !wasm.isReady()) {
+      if (!signal) await readying;
+      else {
+        let onAbort = noop;
+        const aborted = new Promise((resolve, reject) => {
+          onAbort = () => reject(signal.reason);
+          signal.addEventListener('abort', onAbort, { once: true });
+        });
+        try {
+          await Promise.race([readying, aborted]);
+        } finally {
+          signal.removeEventListener('abort', onAbort);
+        }
+      }
+    }
+    checkAborted(signal);
+  };
   if (!response.ok) {
     if (response.body && typeof response.body.cancel === 'function') response.body.cancel().catch(noop);
     const status = `${response.status}${response.statusText ? ` ${response.statusText}` : ''}`;
@@ -309,44 +348,79 @@ async function fromResponse(response, label, expected, onProgress, signal, maxBy
     throw error;
   }
   if (response.bodyUsed) throw new TypeError('loadFilter(): the Response body has already been read');
-  const load = new StreamingLoad(expected, declaredLength(response.headers), onProgress, maxBytes, digest);
-  try {
-    const body = response.body;
-    if (body === null || body === undefined || typeof body.getReader !== 'function') {
-      // A Response without a readable stream (no body, or a minimal polyfill).
-      const bytes = body === null ? new Uint8Array(0) : new Uint8Array(await response.arrayBuffer());
-      checkAborted(signal);
+  const digest = await chooseDigest(expected);
+  const body = response.body;
+  if (body === null || body === undefined || typeof body.getReader !== 'function') {
+    // A Response without a readable stream (no body, or a minimal polyfill).
+    const bytes = body === null ? new Uint8Array(0) : new Uint8Array(await response.arrayBuffer());
+    await settle();
+    const load = new StreamingLoad(expected, declaredLength(response.headers), onProgress, maxBytes, digest);
+    try {
       load.push(bytes);
       return await load.finish();
-    }
-    const reader = body.getReader();
-    const onAbort = () => {
-      reader.cancel(signal.reason).catch(noop);
-    };
-    if (signal) signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      for (;;) {
-        let step;
-        try {
-          step = await reader.read();
-        } catch (error) {
-          checkAborted(signal);
-          throw new BloomgateError('E_FETCH',
-            `the download of ${label} failed after ${load.buffer.length} bytes: ${describeError(error)}`, { cause: error });
-        }
-        checkAborted(signal);
-        if (step.done) break;
-        load.push(step.value);
-      }
-      return await load.finish();
-    } catch (error) {
-      reader.cancel().catch(noop);
-      throw error;
     } finally {
-      if (signal) signal.removeEventListener('abort', onAbort);
+      load.free();
     }
+  }
+  const reader = body.getReader();
+  const onAbort = () => {
+    reader.cancel(signal.reason).catch(noop);
+  };
+  if (signal) signal.addEventListener('abort', onAbort, { once: true });
+  let received = 0;
+  const read = async () => {
+    let step;
+    try {
+      step = await reader.read();
+    } catch (error) {
+      checkAborted(signal);
+      throw new BloomgateError('E_FETCH',
+        `the download of ${label} failed after ${received} bytes: ${describeError(error)}`, { cause: error });
+    }
+    checkAborted(signal);
+    if (!step.done) received += step.value.byteLength;
+    return step;
+  };
+  /** @type {StreamingLoad | null} */
+  let load = null;
+  try {
+    /** @type {Uint8Array[]} */
+    const early = [];
+    /** @type {Promise<ReadableStreamReadResult<Uint8Array>> | null} */
+    let pending = null;
+    let done = false;
+    if (readying !== null && !wasm.isReady()) {
+      // Download while the module compiles: the two overlap.
+      const settled = readying.then(() => null, () => null);
+      while (received < EARLY_LIMIT) {
+        pending ??= read();
+        const step = await Promise.race([pending, settled]);
+        if (step === null) break; // the module is ready (or failed): `pending` may still be in flight
+        pending = null;
+        if (step.done) {
+          done = true;
+          break;
+        }
+        early.push(step.value);
+      }
+    }
+    await settle();
+    load = new StreamingLoad(expected, declaredLength(response.headers), onProgress, maxBytes, digest);
+    for (let i = 0; i < early.length; i++) load.push(early[i]);
+    early.length = 0;
+    while (!done) {
+      const step = await (pending ?? read());
+      pending = null;
+      if (step.done) break;
+      load.push(step.value);
+    }
+    return await load.finish();
+  } catch (error) {
+    reader.cancel().catch(noop);
+    throw error;
   } finally {
-    load.free();
+    if (signal) signal.removeEventListener('abort', onAbort);
+    if (load !== null) load.free();
   }
 }
 
@@ -354,6 +428,7 @@ async function fromBytes(bytes, expected, onProgress, maxBytes) {
   if (maxBytes !== undefined && bytes.length > maxBytes) {
     throw new BloomgateError('E_TOO_LARGE', `the filter file is ${bytes.length} bytes, more than maxBytes (${maxBytes})`);
   }
+  wasm.checkMemoryFor(bytes.length, `the ${bytes.length}-byte filter file`);
   const digest = await chooseDigest(expected);
   if (digest?.kind === 'native') {
     const hash = digest.createSha256();
@@ -429,28 +504,30 @@ export async function loadFilter(source, options = {}) {
       throw new TypeError('loadFilter(): no fetch() is available here; pass options.fetch or the bytes');
     }
     const label = String(source);
-    const readying = wasm.ready(); // instantiate while the request is in flight
+    // The request first, then the module: the download starts before the module has
+    // compiled, and its body is read while the module compiles (fromResponse).
+    let fetching;
+    try {
+      fetching = fetchImpl(source, signal ? { signal } : undefined);
+    } catch (error) {
+      fetching = Promise.reject(error);
+    }
+    const readying = wasm.ready();
     readying.catch(noop);
     let response;
     try {
-      response = await fetchImpl(source, signal ? { signal } : undefined);
+      response = await fetching;
     } catch (error) {
       checkAborted(signal);
       throw new BloomgateError('E_FETCH', `could not fetch ${label}: ${describeError(error)}`, { cause: error });
     }
-    try {
-      await readying;
-      checkAborted(signal);
-    } catch (error) {
-      if (response.body && typeof response.body.cancel === 'function') response.body.cancel().catch(noop);
-      throw error;
-    }
-    return fromResponse(response, label, expected, onProgress, signal, maxBytes);
+    return fromResponse(response, label, expected, onProgress, signal, maxBytes, readying);
   }
   if (isResponse(source)) {
-    await wasm.ready();
+    const readying = wasm.ready();
+    readying.catch(noop);
     checkAborted(signal);
-    return fromResponse(source, source.url || 'the response', expected, onProgress, signal, maxBytes);
+    return fromResponse(source, source.url || 'the response', expected, onProgress, signal, maxBytes, readying);
   }
   if (isBytes(source)) {
     const bytes = asBytes(source, 'loadFilter()');

@@ -7,7 +7,7 @@
 import { HEADER_FIELDS, HEADER_SIZE, INFO_BYTES, INFO_SLOTS, URL_MATCH, readInfo } from './contract.js';
 import {
   ex, HEAPF64, HEAPU32, HEAPU8, MISC_BYTES, MISC_F64, MISC_HASH, MISC_OFFSETS, MISC_OUT_PTR, MISC_SIZE_T,
-  MISC_PARTS, MISC_URL_MATCH, check, mallocOrThrow, miscPtr, statusCode, statusError, statusName,
+  MISC_PARTS, MISC_URL_MATCH, check, checkMemoryFor, checkMemoryLimit, heapSize, mallocOrThrow, outOfMemoryNamingLimit, miscPtr, statusCode, statusError, statusName,
 } from './module.js';
 import {
   BATCH_PACKED_BYTES, arena, arenaReserve, arenaShrink, keyPtr, releaseKey, runBatch, packedKeys, scratchPtr,
@@ -116,11 +116,24 @@ export function filterContainsMany(handle, items) {
 /* Whole filters                                                             */
 /* ------------------------------------------------------------------------ */
 
+const E_NOMEM = statusCode('E_NOMEM');
+
 /** bg_filter_create through the i32/f64 shim; returns the filter pointer. */
 export function filterCreate(kind, capacity, errorRate, seedLo, seedHi, keyEncoding) {
   const out = miscPtr + MISC_OUT_PTR;
-  check(ex.bgw_filter_create(kind, capacity, errorRate, seedLo, seedHi, keyEncoding, out));
-  return HEAPU32[out >>> 2];
+  const before = heapSize();
+  const what = `a filter for ${capacity} items at error rate ${errorRate}`;
+  const rc = ex.bgw_filter_create(kind, capacity, errorRate, seedLo, seedHi, keyEncoding, out);
+  if (rc === E_NOMEM) throw outOfMemoryNamingLimit(what);
+  check(rc);
+  const filter = HEAPU32[out >>> 2];
+  try {
+    checkMemoryLimit(what, before);
+  } catch (error) {
+    ex.bg_filter_free(filter);
+    throw error;
+  }
+  return filter;
 }
 
 /** Static kinds build their structure from the keys added so far. */
@@ -282,6 +295,7 @@ export function filterSerializeTo(filter, write, overrides) {
  * place (bg_filter_deserialize_owned): one copy, validated by the core.
  */
 export function filterFromBytes(bytes) {
+  checkMemoryFor(bytes.length, `the ${bytes.length}-byte filter file`);
   const buffer = new WasmBuffer(bytes.length);
   try {
     buffer.append(bytes);

@@ -16,8 +16,8 @@ export {
   MAX_METADATA, STATUSES, URL_MAX_EXPRESSIONS, VERSION,
 } from './contract.js';
 export {
-  check, heapSize, init, isReady, ready, registerWasmLoader, statusCode, statusError, statusMessage,
-  statusName,
+  check, checkMemoryFor, checkMemoryLimit, getMemoryLimit, heapSize, init, isReady, memoryLimitFor, ready,
+  registerWasmLoader, setMemoryLimit, statusCode, statusError, statusMessage, statusName,
 } from './module.js';
 export { FileChecksum, Sha256, WasmBuffer, headerOf, sha1, sha256 } from './buffers.js';
 export {

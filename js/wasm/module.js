@@ -121,6 +121,94 @@ export function heapSize() {
   return memory === null ? 0 : memory.buffer.byteLength;
 }
 
+/* ------------------------------------------------------------------------ */
+/* The memory cap (iOS)                                                      */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * WebKit on iOS and iPadOS (every browser there) gives a page far less wasm memory than the
+ * module's 4 GiB maximum: growing past a few hundred MiB fails or gets the tab killed. There,
+ * wasm memory is capped at 512 MiB and what would pass the cap is refused with an error that
+ * names it, before the memory is touched.
+ */
+export const IOS_MEMORY_LIMIT = 512 * 1024 * 1024;
+
+/**
+ * The cap for a user agent: 512 MiB on iOS and iPadOS (an iPad asking for the desktop site
+ * says "Macintosh" but has a touch screen), none (null) elsewhere.
+ * @param {{ userAgent?: string, maxTouchPoints?: number } | undefined} nav
+ * @returns {number | null}
+ */
+export function memoryLimitFor(nav) {
+  const ua = typeof nav?.userAgent === 'string' ? nav.userAgent : '';
+  if (/\b(iPhone|iPad|iPod)\b/.test(ua)) return IOS_MEMORY_LIMIT;
+  if (/\bMacintosh\b/.test(ua) && /AppleWebKit/.test(ua) && (nav?.maxTouchPoints ?? 0) > 1) return IOS_MEMORY_LIMIT;
+  return null;
+}
+
+/** @type {number | null} */
+let memoryLimit = memoryLimitFor(globalThis.navigator);
+
+/**
+ * The cap on wasm memory in bytes (null: the module's own 4 GiB). Set automatically on iOS
+ * and iPadOS; `setMemoryLimit(bytes)` changes it (null removes it), and returns the one before.
+ * @param {number | null} bytes
+ */
+export function setMemoryLimit(bytes) {
+  if (bytes !== null && (!Number.isSafeInteger(bytes) || bytes <= 0)) {
+    throw new RangeError(`setMemoryLimit(): a positive number of bytes or null, got ${String(bytes)}`);
+  }
+  const previous = memoryLimit;
+  memoryLimit = bytes;
+  return previous;
+}
+
+/** The cap on wasm memory in bytes, or null. */
+export function getMemoryLimit() {
+  return memoryLimit;
+}
+
+const MiB = (bytes) => `${Math.round(bytes / 1048576)} MiB`;
+
+function limitText() {
+  const limit = /** @type {number} */ (memoryLimit);
+  return `wasm memory here is capped at ${MiB(limit)} (${limit} bytes)${limit === IOS_MEMORY_LIMIT ? ', the limit bloomgate keeps to on iOS and iPadOS' : ''}`;
+}
+
+/**
+ * Refuse at once (E_TOO_LARGE) a single block of `bytes` that cannot fit under the cap.
+ * @param {number} bytes
+ * @param {string} what e.g. 'the filter file'
+ */
+export function checkMemoryFor(bytes, what) {
+  if (memoryLimit !== null && bytes > memoryLimit - heapFloor()) {
+    throw new BloomgateError('E_TOO_LARGE', `${what} needs ${bytes} bytes of wasm memory, more than fits: ${limitText()}`);
+  }
+}
+
+/**
+ * After an allocation: E_NOMEM naming the cap when the allocation grew wasm memory past it (the
+ * caller frees what it allocated, so what is already loaded keeps working), else nothing.
+ * @param {string} what
+ * @param {number} before the memory's size in bytes before the allocation
+ */
+export function checkMemoryLimit(what, before) {
+  const size = memory === null ? 0 : memory.buffer.byteLength;
+  if (memoryLimit !== null && size > before && size > memoryLimit) {
+    throw new BloomgateError('E_NOMEM', `${what}: out of memory, ${limitText()} and this would take it to ${size} bytes`);
+  }
+}
+
+/** E_NOMEM from the core, naming the cap where one is set. */
+export function outOfMemoryNamingLimit(what) {
+  return memoryLimit === null ? outOfMemory() : new BloomgateError('E_NOMEM', `${what}: out of memory (${limitText()})`);
+}
+
+// What the module takes before any filter (its data, stack and first heap): 1 MiB.
+function heapFloor() {
+  return 1024 * 1024;
+}
+
 /** True once the module is instantiated (queries are synchronous from then on). */
 export function isReady() {
   return ex !== null;
@@ -170,6 +258,13 @@ export const HOST_IS_LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)
 async function instantiate(source) {
   if (!HOST_IS_LITTLE_ENDIAN) {
     throw new BloomgateError('E_UNSUPPORTED', 'bloomgate needs a little-endian host: typed arrays here are big-endian and wasm memory is little-endian');
+  }
+  if (typeof WebAssembly !== 'object' || WebAssembly === null || typeof WebAssembly.instantiate !== 'function') {
+    // Turned off by a setting (Lockdown Mode on iOS and macOS, a hardened Firefox or Chromium policy).
+    throw new BloomgateError('E_UNSUPPORTED',
+      'this engine has no WebAssembly (turned off by a setting such as Lockdown Mode or a browser policy): ' +
+      'no filter can be created, loaded or queried here, and none answers wrongly. What still works: the rest of the page, ' +
+      'and asking your server (the escalation endpoint) about each item directly');
   }
   source = await source;
   if (source === undefined || source === null) {
@@ -269,8 +364,15 @@ export function outOfMemory() {
 /* ------------------------------------------------------------------------ */
 
 export function mallocOrThrow(size) {
+  const before = heapSize();
   const ptr = ex.malloc(size > 0 ? size : 1) >>> 0;
-  if (ptr === 0) throw outOfMemory();
+  if (ptr === 0) throw outOfMemoryNamingLimit(`allocating ${size} bytes`);
+  try {
+    checkMemoryLimit(`allocating ${size} bytes`, before);
+  } catch (error) {
+    ex.free(ptr);
+    throw error;
+  }
   return ptr;
 }
 
