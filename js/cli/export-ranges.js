@@ -38,6 +38,7 @@ export async function run(argv) {
     pad: { type: 'boolean' },
     quiet: { type: 'boolean', short: 'q' },
     sign: { type: 'string', multiple: true },
+    'expires-in': { type: 'string' },
   });
   if (values.help) {
     process.stdout.write(COMMAND_HELP['export-ranges']);
@@ -45,6 +46,10 @@ export async function run(argv) {
   }
   if (positionals.length !== 1) throw usageError("export-ranges takes one .bgs store (see 'bloomgate export-ranges --help')");
   if (!values.output) throw usageError("missing -o/--output DIR (see 'bloomgate export-ranges --help')");
+  if (values['expires-in'] !== undefined && !values.sign?.length) throw usageError('--expires-in applies to a signed export (--sign KEY)');
+  // An expiry bounds how long a host can keep serving this export once a newer one exists.
+  const expires = values['expires-in'] === undefined ? 0
+    : Math.floor(Date.now() / 1000) + (await import('./publish.js')).parseDuration('expires-in', values['expires-in']);
   const signingKeys = values.sign?.length ? await (await import('./signing.js')).readSigningKeys(values.sign) : null;
   let store;
   try {
@@ -75,7 +80,7 @@ export async function run(argv) {
         sign = (bytes) => signAll(bytes, signingKeys);
       }
       // The manifest last: its presence is what says "complete".
-      const manifest = storeManifest(store, { protocol, padding: pad ? 'static' : 'none', notFound: protocol === 'range' ? 'error' : 'empty', root, shape, sign });
+      const manifest = storeManifest(store, { protocol, padding: pad ? 'static' : 'none', notFound: protocol === 'range' ? 'error' : 'empty', root, shape, expires, sign });
       writeOutput(join(temporary, MANIFEST_NAME), `${JSON.stringify(manifest, null, 2)}\n`);
       replaceDirectory(temporary, target);
     } catch (error) {

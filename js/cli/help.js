@@ -316,7 +316,7 @@ Options:
 
 ${EXIT_CODES_TEXT}
 `,
-  'export-ranges': `Usage: bloomgate export-ranges store.bgs -o DIR [--pad] [--sign KEY ...]
+  'export-ranges': `Usage: bloomgate export-ranges store.bgs -o DIR [--pad] [--sign KEY ... [--expires-in D]]
 
 Write an exact store as static files any CDN or object store can serve:
   password stores: DIR/range/{5 hex} for all 1,048,576 prefixes
@@ -337,6 +337,8 @@ Options:
                       range/{5 hex}.proof (640 bytes each, 2^20 more files),
                       hashes/{block}.proof; clients with the publisher's keys
                       check every "not listed" against the signed Merkle root
+  --expires-in D      with --sign: clients stop believing the export after D
+                      (7d, 12h, 90m; default: no expiry)
   -q, --quiet         print nothing but errors
   -h, --help          this help
 

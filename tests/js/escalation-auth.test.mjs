@@ -244,6 +244,21 @@ test('CLI: --sign needs a store to sign, and a readable Ed25519 key', () => {
   const notKey = runCli(dir, ['export-ranges', 'urls.bgs', '-o', 'out', '--sign', 'urls.bgs']);
   assert.equal(notKey.status, 65, notKey.stderr);
   assert.match(notKey.stderr, /not a private key/);
+  const unsignedExpiry = runCli(dir, ['export-ranges', 'urls.bgs', '-o', 'out', '--expires-in', '1h']);
+  assert.equal(unsignedExpiry.status, 64, unsignedExpiry.stderr);
+});
+
+test('export-ranges --sign --expires-in: a signed expiry clients honour', async () => {
+  const before = Math.floor(Date.now() / 1000);
+  const exported = runCli(dir, ['export-ranges', 'urls.bgs', '-o', 'expiring', '--sign', 'publisher.key', '--expires-in', '1h', '-q']);
+  assert.equal(exported.status, 0, exported.stderr);
+  const { readFileSync } = await import('node:fs');
+  const manifest = JSON.parse(readFileSync(join(dir, 'expiring', 'hashes', 'manifest.json'), 'utf8'));
+  assert.ok(manifest.expires >= before + 3600 && manifest.expires <= Math.floor(Date.now() / 1000) + 3600, String(manifest.expires));
+  const keySet = keySetFromOptions(keys, 1, 'test');
+  assert.ok(await authorityOf({ ...manifest, url: 'test' }, null, keySet, 'http://x', 'hashes'));
+  // The expiry is signed: moving it is a signature failure, not a longer life.
+  await assert.rejects(authorityOf({ ...manifest, expires: manifest.expires + 86400, url: 'test' }, null, keySet, 'http://x', 'hashes'), /do not verify/);
 });
 
 test('store lookups of a prefix shorter than the index read every bucket under it (a hashes proof reads its block)', async () => {
