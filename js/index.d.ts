@@ -249,10 +249,12 @@ export interface LoadOptions {
 
 /**
  * Load a .bgf filter. URLs, Responses and (in Node) file paths and file: URLs are streamed straight into wasm
- * memory; the header is validated from the first 128 bytes, before the rest
- * is downloaded.
+ * memory; the header is validated from the first 128 bytes, before anything is allocated. A URL's
+ * request is sent before the module is instantiated, and its body is read while the module
+ * compiles (at most 8 MiB ahead).
  * @throws BloomgateError E_FETCH (network failure, non-ok status), E_INTEGRITY,
- *   E_TRUNCATED, E_TRAILING, E_MAGIC, E_VERSION, E_CHECKSUM, ...
+ *   E_TRUNCATED, E_TRAILING, E_MAGIC, E_VERSION, E_CHECKSUM, E_TOO_LARGE (past `maxBytes`, or
+ *   past the 512 MiB wasm memory cap on iOS and iPadOS), E_UNSUPPORTED (no WebAssembly), ...
  */
 export function loadFilter(
   source: string | URL | Response | ArrayBuffer | Uint8Array,
