@@ -64,6 +64,16 @@ function optionsOf(help) {
   return options;
 }
 
+/** "serve --dir" in a help text where serve has no --dir: [['serve', '--dir'], ...]. */
+function unknownReferences(help, optionsByCommand) {
+  const names = [...optionsByCommand.keys()].map((c) => c.replace(/-/g, '\\-')).join('|');
+  const found = [];
+  for (const [, other, flag] of help.matchAll(new RegExp(`\\b(${names})\\s+(--[a-z][a-z0-9-]*)`, 'g'))) {
+    if (flag !== '--help' && !optionsByCommand.get(other).some((option) => option.flag === flag)) found.push([other, flag]);
+  }
+  return found;
+}
+
 test('every command and option of --help is in docs/CLI.md, and each help names only real options', () => {
   const [main] = runMany([['--help']]);
   assert.equal(main.status, 0);
@@ -101,11 +111,7 @@ test('every command and option of --help is in docs/CLI.md, and each help names 
   // A help text naming another command's option: that command has it.
   for (const [i, command] of [...commands.entries(), [-1, '(main)']]) {
     const help = i === -1 ? main.stdout : helps[i].stdout;
-    for (const match of help.matchAll(new RegExp(`\\b(${commands.map((c) => c.replace(/-/g, '\\-')).join('|')})\\s+(--[a-z][a-z0-9-]*)`, 'g'))) {
-      const [, other, flag] = match;
-      if (flag === '--help' || !optionsByCommand.has(other)) continue;
-      if (!optionsByCommand.get(other).some((option) => option.flag === flag)) problems.push(`'${command} --help' says '${other} ${flag}', but '${other} --help' has no ${flag}`);
-    }
+    for (const [other, flag] of unknownReferences(help, optionsByCommand)) problems.push(`'${command} --help' says '${other} ${flag}', but '${other} --help' has no ${flag}`);
   }
   for (const flag of ['--help', '--version']) if (!DOCS.includes(flag)) problems.push(`docs/CLI.md never mentions ${flag}`);
   assert.deepEqual(problems, []);
@@ -121,4 +127,7 @@ test('the checks catch what they look for', () => {
   assert.match(parts[0].text, /--shards/, 'a section holds its subsections');
   assert.ok(word('patch').test('Generations: diff, patch') && !word('patch').test('dispatcher'));
   assert.ok(word('keys').test('keys rotate') && !word('export').test('export-ranges'));
+  const options = new Map([['serve', [{ flag: '--static' }]], ['publish', [{ flag: '--dir' }]]]);
+  assert.deepEqual(unknownReferences("Add a generation to a site that 'bloomgate\nserve --dir SITE' serves; publish --dir", options), [['serve', '--dir']]);
+  assert.deepEqual(unknownReferences("'bloomgate serve --static SITE'", options), []);
 });
