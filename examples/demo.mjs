@@ -125,6 +125,16 @@ function kib(bytes) {
   return `${(bytes / 1024).toFixed(1)} KiB`;
 }
 
+/** Throws the "port 8787 is in use; try --port 8788" usage error when the port cannot be listened on. */
+async function portFree(port) {
+  const { createServer } = await import('node:net');
+  await new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', async (error) => reject((await cannotListen(error, '127.0.0.1', port)) ?? error));
+    probe.listen(port, '127.0.0.1', () => probe.close(resolve));
+  });
+}
+
 async function main() {
   let values;
   try {
@@ -135,6 +145,8 @@ async function main() {
   const port = values.port === undefined ? 8787 : Number(values.port);
   if (!/^[0-9]+$/.test(values.port ?? '0') || port > 65535) throw usageError(`invalid --port '${values.port}': expected 0..65535`);
 
+  // A port in use fails now, not after the filters are built (the listen below still checks).
+  if (port !== 0) await portFree(port);
   const lists = await loadLists();
   const passwordBuild = await buildPasswordFilter(lists.passwords);
   const urlBuild = await buildUrlFilter(lists.phishing);
