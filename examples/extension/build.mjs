@@ -66,13 +66,15 @@ export async function buildUrlFilter(entries, options = {}) {
   }
 }
 
-/** Library folders the browser needs besides js/ itself (js/cli/ is Node's). */
-const BROWSER_FOLDERS = ['wasm'];
+/** Library folders only Node uses (the CLI): every other folder of js/ is the browser's too. */
+const NODE_FOLDERS = new Set(['cli']);
 
 /** Copy the library into DIR/vendor/. */
 async function copyLibrary(dir) {
   await mkdir(join(dir, 'vendor', 'wasm'), { recursive: true });
-  for (const folder of ['', ...BROWSER_FOLDERS]) {
+  const folders = (await readdir(join(root, 'js'), { withFileTypes: true }))
+    .filter((entry) => entry.isDirectory() && !NODE_FOLDERS.has(entry.name)).map((entry) => entry.name);
+  for (const folder of ['', ...folders]) {
     await mkdir(join(dir, 'vendor', 'js', folder), { recursive: true });
     for (const name of await readdir(join(root, 'js', folder))) {
       if (!name.endsWith('.js') || NODE_ONLY.has(name)) continue;

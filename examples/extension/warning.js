@@ -18,7 +18,7 @@ document.getElementById('back').addEventListener('click', async () => {
     history.back();
   } else {
     const tab = await chrome.tabs.getCurrent();
-    await chrome.tabs.update(tab.id, { url: 'chrome://newtab/' });
+    await chrome.tabs.update(tab.id, { url: typeof browser === 'undefined' ? 'chrome://newtab/' : 'about:blank' });
   }
 });
 

@@ -144,7 +144,7 @@ async function launchChromium({ private: ephemeral = false, args = [] } = {}) {
   };
 }
 
-async function launchFirefox({ private: ephemeral = false, prefs = {} } = {}) {
+async function launchFirefox({ private: ephemeral = false, prefs = {}, dumpio = false } = {}) {
   const { default: puppeteer } = await import('puppeteer-core');
   const profile = mkdtempSync(join(tmpdir(), 'bloomgate-firefox-'));
   const open = () => puppeteer.launch({
@@ -153,6 +153,7 @@ async function launchFirefox({ private: ephemeral = false, prefs = {} } = {}) {
     headless: true,
     protocol: 'webDriverBiDi',
     userDataDir: profile,
+    dumpio,
     extraPrefsFirefox: {
       'browser.privatebrowsing.autostart': ephemeral,
       'app.update.enabled': false,
