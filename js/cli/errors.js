@@ -69,9 +69,15 @@ export function cannotOpen(path, error) {
   return new CliError(`cannot open ${quote(path)}: ${systemReason(error)}`, error?.code || 'E_OPEN', EXIT.NO_INPUT);
 }
 
-/** Wrap a failure to create or write an output file (exit 73). */
+/**
+ * Wrap a failure to create or write an output file (exit 73). A temporary file
+ * of this process (`out.bgs.tmp-<pid>-run3`, js/cli/output.js) is named after
+ * the output it becomes: `cannot write 'out.bgs' (its temporary file ...)`.
+ */
 export function cannotCreate(path, error) {
-  return new CliError(`cannot write ${quote(path)}: ${systemReason(error)}`, error?.code || 'E_CREATE', EXIT.CANT_CREATE);
+  const temporary = new RegExp(`^(.+)\\.tmp-${process.pid}(?:-[A-Za-z0-9]+)?$`).exec(String(path));
+  const what = temporary ? `${quote(temporary[1])} (its temporary file ${quote(path)})` : quote(path);
+  return new CliError(`cannot write ${what}: ${systemReason(error)}`, error?.code || 'E_CREATE', EXIT.CANT_CREATE);
 }
 
 /**
