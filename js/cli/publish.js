@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { canonicalBytes } from '../update/manifest.js';
 import { parseCommandArgs, parseNonNegativeInteger } from './args.js';
 import { CliError, EXIT, cannotCreate, cannotOpen, quote, usageError } from './errors.js';
-import { inFile, readFilterBytes } from './filter-file.js';
+import { beyondExactCounts, inFile, readFilterBytes } from './filter-file.js';
 import { COMMAND_HELP } from './help.js';
 import { AtomicOutput } from './output.js';
 import { formatBytes } from './progress.js';
@@ -80,6 +80,8 @@ export async function run(argv) {
   const validated = wasm.headerOf(bytes).validate;
   if (validated.rc < 0) throw inFile(newPath, wasm.statusError(validated.rc));
   const header = /** @type {NonNullable<typeof validated.header>} */ (validated.header); // set when rc >= 0
+  const beyond = beyondExactCounts(bytes);
+  if (beyond !== null) throw new CliError(`${newPath}: ${beyond}; a manifest carries generations up to 2^53 - 1`, 'E_TOO_LARGE', EXIT.DATA);
   const generation = header.generation;
   if (/^0+$/.test(header.listId)) {
     throw usageError(`${newPath} names no list: build it with --list-id HEX32, --store or --like PREVIOUS.bgf, so clients can tell its updates from another list's`);

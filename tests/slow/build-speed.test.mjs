@@ -20,7 +20,7 @@ import { RecordReader } from '../../js/cli/records.js';
 import { LineSplitter, MAX_LINE_BYTES } from '../../js/cli/lines.js';
 import { BloomFilter } from '../../js/index.js';
 import { writeStore } from '../../js/store.js';
-import { prng } from './helpers/prng.mjs';
+import { prng } from '../js/helpers/prng.mjs';
 
 const CLI = fileURLToPath(new URL('../../js/cli.js', import.meta.url));
 const SEED = Number(process.env.BG_FUZZ_JS_SEED ?? 0x5eed);
