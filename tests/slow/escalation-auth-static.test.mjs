@@ -28,6 +28,8 @@ let dir;
 let endpoints;
 let mirror;
 let python;
+let pythonLog = '';
+let pythonExit = null;
 let host;
 
 async function freePort() {
@@ -46,7 +48,9 @@ before(async () => {
     { cwd: dir, encoding: 'utf8', timeout: 1800_000 });
   assert.equal(exported.status, 0, exported.stderr);
   const port = await freePort();
-  python = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', join(dir, 'range-site')], { stdio: 'ignore' });
+  python = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', join(dir, 'range-site')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  python.stderr.on('data', (chunk) => { pythonLog = (pythonLog + chunk).slice(-4000); });
+  python.on('exit', (code, signal) => { pythonExit = `python3 -m http.server exited (${code ?? signal}): ${pythonLog}`; });
   host = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     try {
@@ -104,5 +108,6 @@ test('every mirror attack on the static range export: listed passwords read list
         assert.ok(error instanceof BloomgateError && error.code === 'E_ESCALATION', `${attack.name}: ${error?.stack ?? error}`);
       }
     }
+    assert.deepEqual(mirror.failures, [], `${attack.name}: ${pythonExit ?? 'the mirror could not reach an upstream'}`);
   }
 });

@@ -144,14 +144,23 @@ export function partOf(path) {
  * forwards Add-Padding and answers with the upstream's status.
  */
 export async function startMirror() {
-  const mirror = { attack: null, url: '', close: null };
+  const mirror = { attack: null, url: '', close: null, failures: [] };
   const server = createServer(async (req, res) => {
     const path = new URL(req.url, 'http://x').pathname;
     const plan = mirror.attack.answer(partOf(path), path);
     const headers = req.headers['add-padding'] ? { 'Add-Padding': req.headers['add-padding'] } : {};
-    const upstream = await fetch(`${plan.origin}${plan.path ?? path}`, { headers });
-    let body = new Uint8Array(await upstream.arrayBuffer());
-    if (plan.edit && upstream.status === 200) body = await plan.edit(body);
+    let upstream;
+    let body;
+    try {
+      upstream = await fetch(`${plan.origin}${plan.path ?? path}`, { headers });
+      body = new Uint8Array(await upstream.arrayBuffer());
+      if (plan.edit && upstream.status === 200) body = await plan.edit(body);
+    } catch (error) {
+      // An upstream that is gone is the test's fault: say so rather than leave the client waiting.
+      mirror.failures.push(String(error?.cause ?? error));
+      res.writeHead(502);
+      return res.end();
+    }
     res.writeHead(upstream.status, {
       'content-length': body.length,
       'access-control-allow-origin': '*',
