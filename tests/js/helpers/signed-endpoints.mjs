@@ -111,8 +111,9 @@ export async function startSignedEndpoints(dir) {
     forgedUnsigned: await start({ passwordStore: stores.strippedPasswords, urlStore: stores.strippedUrls }),
     otherList: await start({ passwordStore: stores.otherPasswords, urlStore: stores.otherUrls, sign: signer(publisher) }),
   };
-  for (const [store, out, key] of [['urls.bgs', 'site', 'publisher.key'], ['stripped-urls.bgs', 'forged-site', 'attacker.key']]) {
-    const result = spawnSync(process.execPath, [CLI, 'export-ranges', store, '-o', out, '--sign', key, '-q'], { cwd: dir, encoding: 'utf8' });
+  // The genuine export expires in an hour (a signed expiry, checked by the tests); the forged one never.
+  for (const [store, out, key, extra] of [['urls.bgs', 'site', 'publisher.key', ['--expires-in', '1h']], ['stripped-urls.bgs', 'forged-site', 'attacker.key', []]]) {
+    const result = spawnSync(process.execPath, [CLI, 'export-ranges', store, '-o', out, '--sign', key, ...extra, '-q'], { cwd: dir, encoding: 'utf8' });
     if (result.status !== 0) throw new Error(`export-ranges failed: ${result.stderr}`);
   }
   const statics = [await startStaticServer(join(dir, 'site')), await startStaticServer(join(dir, 'forged-site'))];
