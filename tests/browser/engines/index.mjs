@@ -17,6 +17,9 @@
  *                                                   //   resolves to its (awaited) value as JSON
  *   await page.waitFor((arg) => ..., arg);          // polls until the function returns truthy
  *   await page.close();
+ *   const fresh = await engine.freshPage();         // a page in a new context (Chromium: a new browser
+ *                                                   //   context; Firefox: a new user context; WebKit: a
+ *                                                   //   new tab); close() disposes of the context
  *   await engine.restart();                         // the browser ends and starts again: what a
  *                                                   //   profile keeps survives, a private session's
  *                                                   //   storage does not (pages are gone)
@@ -125,12 +128,18 @@ async function launchChromium({ private: ephemeral = false, args = [] } = {}) {
   };
   let context = await open();
   const version = (browser ?? context.browser()).version();
+  let freshHost = null; // a launched browser whose contexts freshPage() opens, when this one is persistent
   return {
     name: 'chromium',
     version,
     private: ephemeral,
     get raw() { return context; },
     newPage: async () => wrapPage('chromium', await context.newPage()),
+    async freshPage() {
+      const host = browser ?? (freshHost ??= await chromium.launch(options));
+      const fresh = await host.newContext();
+      return { ...wrapPage('chromium', await fresh.newPage()), close: () => fresh.close() };
+    },
     /** Private: a new off-the-record context in the same browser. Otherwise: the browser again, on the same profile. */
     async restart() {
       await context.close();
@@ -139,6 +148,7 @@ async function launchChromium({ private: ephemeral = false, args = [] } = {}) {
     async close() {
       await context.close().catch(() => {});
       await browser?.close().catch(() => {});
+      await freshHost?.close().catch(() => {});
       if (profile) rmSync(profile, { recursive: true, force: true });
     },
   };
@@ -152,6 +162,7 @@ async function launchFirefox({ private: ephemeral = false, prefs = {}, dumpio = 
     executablePath: FIREFOX,
     headless: true,
     protocol: 'webDriverBiDi',
+    protocolTimeout: 600000, // a benchmark round is one long evaluate
     userDataDir: profile,
     dumpio,
     extraPrefsFirefox: {
@@ -169,6 +180,10 @@ async function launchFirefox({ private: ephemeral = false, prefs = {}, dumpio = 
     private: ephemeral,
     get raw() { return browser; },
     newPage: async () => wrapPage('firefox', await browser.newPage()),
+    async freshPage() {
+      const fresh = await browser.createBrowserContext();
+      return { ...wrapPage('firefox', await fresh.newPage()), close: () => fresh.close() };
+    },
     /** Firefox again on the same profile (in private browsing again when private). */
     async restart() {
       await browser.close();
@@ -204,6 +219,9 @@ async function launchWebKit() {
         waitFor: poller('webkit', evaluate),
         close: () => page.close(),
       };
+    },
+    freshPage() {
+      return this.newPage();
     },
     /** A new automation session (its data store is a new ephemeral one). */
     async restart() {

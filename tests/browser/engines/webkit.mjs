@@ -57,6 +57,7 @@ export async function startWebKit() {
     const id = session.sessionId;
     await wd('POST', `/session/${id}/timeouts`, { script: 180000, pageLoad: 60000 });
     let current = await wd('GET', `/session/${id}/window`);
+    const home = current; // the session's own window: new tabs are opened from it
     let firstTaken = false;
     const focus = async (handle) => {
       if (current === handle) return;
@@ -71,6 +72,7 @@ export async function startWebKit() {
           firstTaken = true;
           handle = current;
         } else {
+          await focus(home); // New Window needs an open current window
           handle = (await wd('POST', `/session/${id}/window/new`, { type: 'tab' })).handle;
         }
         return {
@@ -85,7 +87,7 @@ export async function startWebKit() {
               script: `const done = arguments[arguments.length - 1];
                 Promise.resolve().then(() => (${source})(arguments[0])).then(
                   (value) => done({ ok: true, value: JSON.stringify(value === undefined ? null : value) }),
-                  (error) => done({ ok: false, error: String(error && error.stack || error) }));`,
+                  (error) => done({ ok: false, error: String(error) + (error && error.stack ? '\\n' + error.stack : '') }));`,
               args: [arg],
             });
             if (!value.ok) throw new Error(value.error);
