@@ -16,9 +16,10 @@
  *   - the popup shows the bundled filter; a filter site (bench/fresh-site.mjs) configured in it
  *     gives generation 2 as the full file, then generation 3 as a delta (.bgd requested, the
  *     .bgf not), and the newly listed URL gets the warning page
- *   - `web-ext lint` of the extension's source directory: no errors, warnings or notices
+ *   - `web-ext lint` of the extension's source directory: no errors, warnings or notices (this
+ *     one needs no browser and always runs)
  *
- * A missing Firefox skips the file, unless BLOOMGATE_REQUIRE_BROWSERS=1 (as .ci/run sets).
+ * A missing Firefox skips the rest, unless BLOOMGATE_REQUIRE_BROWSERS=1 (as .ci/run sets).
  * Run: node --test tests/browser/extension-firefox.test.mjs
  */
 import assert from 'node:assert/strict';
@@ -208,7 +209,9 @@ describe('the example extension in Firefox, installed over WebDriver BiDi', { sk
     await visit(`${site.origin}/phish3/`);
     await expectWarning(`${site.origin}/phish3/`, '127.0.0.1/phish3/');
   });
+});
 
+describe('web-ext lint of examples/extension (needs no browser)', () => {
   it('web-ext lint: no errors, warnings or notices', async () => {
     const webExt = join(root, 'node_modules', 'web-ext', 'bin', 'web-ext.js');
     const { stdout } = await promisify(execFile)(process.execPath,
