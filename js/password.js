@@ -85,19 +85,20 @@ export async function checkPassword(password, options = /** @type {any} */ ({}))
   }
   if (rangeUrl === undefined) return { breached: true, count: null, escalated: false, confirmed: false, minCount };
   const hex = toHex(digest);
+  const base = String(rangeUrl);
   const request = { fetch: options.fetch ?? globalThis.fetch, signal, timeoutMs, endpoint: String(rangeUrl) };
   const manifest = await manifestOf(rangeUrl, 'range', request);
-  const authority = await authorityOf(manifest, listOf(filter, true), keys, rangeUrl, 'range');
+  const authority = await authorityOf(manifest, listOf(filter, true), keys, base, 'range');
   const padded = addPadding === 'auto' ? (manifest ? manifest.padding === 'request' : true) : addPadding;
   const prefix = hex.slice(0, 5);
   // The proof travels beside the reply (one round trip); a failed proof matters only for a "no".
-  const proof = authority ? settle(fetchProof(rangeUrl, prefix, authority.shape, request)) : null;
+  const proof = authority ? settle(fetchProof(base, prefix, authority.shape, request)) : null;
   const { suffixes, rows } = await fetchRangeRows(rangeUrl, prefix, request, padded);
   const count = suffixes.get(hex.slice(5)) ?? 0;
   // A listed suffix is believed from anyone; any other answer only from a proven endpoint.
   if (count < minCount) {
     requireTrust(manifest, padded, rows, rangeUrl);
-    if (authority) checkReply(authority, prefix, rangeLeafRecords(replyRecords(prefix, suffixes)), await unsettle(proof), rangeUrl);
+    if (authority) checkReply(authority, prefix, rangeLeafRecords(replyRecords(prefix, suffixes)), await unsettle(proof), base);
   }
   return { breached: count >= minCount, count, escalated: true, confirmed: true, minCount };
 }
