@@ -501,7 +501,8 @@ export async function loadFilter(source, options = {}) {
   if (typeof source === 'string' || source instanceof URL) {
     const fetchImpl = options.fetch ?? globalThis.fetch;
     if (typeof fetchImpl !== 'function') {
-      throw new TypeError('loadFilter(): no fetch() is available here; pass options.fetch or the bytes');
+      throw new BloomgateError('E_UNSUPPORTED', `loadFilter(${JSON.stringify(String(source))}): this environment has no fetch(), ` +
+        'so a URL cannot be downloaded here. What still works: options.fetch, a Response, or the file\'s bytes');
     }
     const label = String(source);
     // The request first, then the module: the download starts before the module has

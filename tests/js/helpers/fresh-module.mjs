@@ -20,6 +20,8 @@ const wasm = await import(new URL('js/wasm/index.js', root).href);
 const golden = JSON.parse(await readFile(new URL('tests/golden/vectors.json', root), 'utf8')).golden_file;
 const goldenBytes = new Uint8Array(await readFile(new URL('tests/golden/classic.bgf', root)));
 const moduleBytes = await readFile(fileURLToPath(new URL('wasm/bloomgate.wasm', root)));
+const errorOf = (promise) => promise.then(() => null, (error) => ({ code: error.code, name: error.name, message: error.message }));
+const out = {};
 
 function deferred() {
   let resolve;
@@ -60,10 +62,13 @@ function servedBody(bytes, chunkSize, { status = 200, delayMs = 0 } = {}) {
   return { log, fetch: async () => response };
 }
 
-const errorOf = (promise) => promise.then(() => null, (error) => ({ code: error.code, name: error.name, message: error.message }));
-const out = {};
-
-if (scenario === 'overlap') {
+if (scenario === 'no-wasm') {
+  // node --jitless: no WebAssembly global, as in a browser with it turned off.
+  out.hasWebAssembly = typeof WebAssembly !== 'undefined';
+  out.init = await errorOf(lib.init());
+  out.load = await errorOf(lib.loadFilter(goldenBytes));
+  out.create = await errorOf(lib.BloomFilter.create({ capacity: 100, errorRate: 0.01 }));
+} else if (scenario === 'overlap') {
   // The module's bytes are held back: the whole filter is read before the module is ready.
   const module = deferred();
   lib.init(module.promise);
