@@ -53,7 +53,7 @@ export function engineMissing(name) {
   const needs = {
     chromium: [[CHROMIUM], 'chromium'],
     firefox: [[FIREFOX], 'firefox-esr'],
-    webkit: [[WEBKIT_DRIVER, MINIBROWSER, XVFB_RUN], 'webkit2gtk-driver xvfb'],
+    webkit: [[WEBKIT_DRIVER, MINIBROWSER, XVFB_RUN, '/usr/bin/xauth'], 'webkit2gtk-driver xvfb xauth'],
   }[name];
   if (!needs) throw new Error(`unknown engine ${name}; known: ${ENGINES.join(', ')}`);
   const absent = needs[0].filter((path) => !existsSync(path));
