@@ -4,7 +4,7 @@
  * read the results, release. One function per verb of the filter API, plus
  * the key hash of sharded builds and the URL functions.
  */
-import { HEADER_FIELDS, HEADER_SIZE, INFO_BYTES, INFO_SLOTS, URL_MATCH, readInfo } from './contract.js';
+import { HEADER_FIELDS, HEADER_SIZE, INFO_BYTES, INFO_SLOTS, KINDS, URL_MATCH, readInfo } from './contract.js';
 import {
   ex, HEAPF64, HEAPU32, HEAPU8, MISC_BYTES, MISC_F64, MISC_HASH, MISC_OFFSETS, MISC_OUT_PTR, MISC_SIZE_T,
   MISC_PARTS, MISC_URL_MATCH, check, checkMemoryFor, checkMemoryLimit, heapSize, mallocOrThrow, outOfMemoryNamingLimit, miscPtr, statusCode, statusError, statusName,
@@ -117,12 +117,16 @@ export function filterContainsMany(handle, items) {
 /* ------------------------------------------------------------------------ */
 
 const E_NOMEM = statusCode('E_NOMEM');
+// Kinds that take at least a classic filter's m = -n ln p / (ln 2)^2 bits when created.
+const AT_LEAST_CLASSIC = new Set(KINDS.filter((k) => ['classic', 'blocked', 'counting'].includes(k.name)).map((k) => k.id));
 
 /** bg_filter_create through the i32/f64 shim; returns the filter pointer. */
 export function filterCreate(kind, capacity, errorRate, seedLo, seedHi, keyEncoding) {
   const out = miscPtr + MISC_OUT_PTR;
-  const before = heapSize();
   const what = `a filter for ${capacity} items at error rate ${errorRate}`;
+  // Under a memory cap, refuse what cannot fit before anything is allocated (a lower bound).
+  if (AT_LEAST_CLASSIC.has(kind)) checkMemoryFor(Math.ceil(capacity * -Math.log(errorRate) / (Math.LN2 * Math.LN2) / 8), what);
+  const before = heapSize();
   const rc = ex.bgw_filter_create(kind, capacity, errorRate, seedLo, seedHi, keyEncoding, out);
   if (rc === E_NOMEM) throw outOfMemoryNamingLimit(what);
   check(rc);

@@ -2,7 +2,8 @@
  * The wasm memory cap (issue 21 item 3): on iOS and iPadOS (WebKit, every browser there) wasm
  * memory is capped at 512 MiB, and what would pass the cap is refused with an error naming it:
  * a filter file whose header says it is larger (E_TOO_LARGE, before anything is allocated),
- * bytes that large, a filter that would grow memory past the cap (E_NOMEM, freed at once).
+ * bytes that large, a classic filter too large for it (E_TOO_LARGE, from its size), a filter that
+ * would grow memory past the cap (E_NOMEM, freed at once).
  * Node has no navigator: the user agent is simulated in a child process
  * (tests/js/helpers/fresh-module.mjs --ua), the cap in this process with setMemoryLimit().
  */
@@ -80,7 +81,15 @@ describe('the iOS memory cap', () => {
       assert.equal(error.code, 'E_TOO_LARGE');
       assert.match(error.message, /31457280-byte filter file .*capped at 24 MiB \(25165824 bytes\)/);
     }
-    const grown = await BloomFilter.create({ capacity: 25_000_000, errorRate: 0.01 }).then(() => null, (e) => e);
+    // A classic filter's size is known before it is created: refused without allocating.
+    const heapBefore = heapSize();
+    const sized = await BloomFilter.create({ capacity: 25_000_000, errorRate: 0.01 }).then(() => null, (e) => e);
+    assert.ok(sized instanceof BloomgateError, String(sized));
+    assert.equal(sized.code, 'E_TOO_LARGE');
+    assert.match(sized.message, /a filter for 25000000 items at error rate 0.01 needs \d+ bytes .*capped at 24 MiB/);
+    assert.equal(heapSize(), heapBefore, 'nothing allocated');
+    // Another kind's is not: created, found to have grown memory past the cap, freed, refused.
+    const grown = await BloomFilter.create({ kind: 'cuckoo', capacity: 25_000_000, errorRate: 0.01 }).then(() => null, (e) => e);
     assert.ok(grown instanceof BloomgateError, String(grown));
     assert.equal(grown.code, 'E_NOMEM');
     assert.match(grown.message, /a filter for 25000000 items .*capped at 24 MiB/);
