@@ -11,6 +11,9 @@
  *                       integrity, create/add, the same answers
  *   a strict CSP        script-src 'self' 'wasm-unsafe-eval' (no inline script, no eval: both
  *                       checked refused), the library from a module file answers
+ *   escalation          checkPassword and checkUrl against the reference server (js/server.js)
+ *                       on another 127.0.0.1 origin (CORS): filters loaded from it, a listed
+ *                       password and URL confirmed, clean ones settled, only prefixes sent
  *   openFilter, signed  pinned Ed25519 keys (2 of 3) verified by the engine's own WebCrypto;
  *                       the copy kept in IndexedDB; the site down, a reload opens from it; the
  *                       next generation arrives as a delta (.bgd requested, no .bgf); the
@@ -29,7 +32,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -39,6 +42,7 @@ import { after, before, describe, it } from 'node:test';
 import { BloomFilter } from '../../js/index.js';
 import { ADDED, LISTED, LIST, buildKit, listedUrl } from '../js/helpers/mirror.mjs';
 import { ENGINES, launchEngine, skipUnless } from './engines/index.mjs';
+import { listedHosts, startExampleSite } from './helpers/example-site.mjs';
 import { root } from './helpers/packed.mjs';
 import { listenLocal } from './helpers/listen.mjs';
 
@@ -188,6 +192,7 @@ let words;
 let expected;
 let pages;
 let signed;
+let reference;
 
 before(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'bloomgate-engines-'));
@@ -200,11 +205,14 @@ before(async () => {
   assert.ok(expected.probes.includes(false), 'some probes are "definitely not"');
   pages = await startPageServer(words);
   signed = await new SignedSite().start();
+  mkdirSync(join(scratch, 'reference'));
+  reference = await startExampleSite(join(scratch, 'reference'));
 });
 
 after(async () => {
   await pages?.close();
   await signed?.stop();
+  await reference?.stop();
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -318,6 +326,45 @@ for (const name of ENGINES) {
       assert.equal(result.evalRefused, true, 'eval is refused under the policy');
       assert.equal(result.present, WORDS.length);
       assert.deepEqual(result.probes, expected.probes);
+    });
+
+    it('escalation to another origin: checkPassword and checkUrl against the reference server (CORS)', async () => {
+      const result = await page.evaluate(async ({ base, listedPassword, listedUrl, cleanUrl }) => {
+        const { checkPassword, checkUrl, loadFilter } = window.bloomgate;
+        const passwords = await loadFilter(`${base}/filters/passwords.bgf`);
+        const urls = await loadFilter(`${base}/filters/urls.bgf`);
+        const rangeUrl = `${base}/range`;
+        const hashesUrl = `${base}/hashes`;
+        const sent = () => performance.getEntriesByType('resource').map((entry) => new URL(entry.name).pathname)
+          .filter((path) => path.startsWith('/range/') || path.startsWith('/hashes/'));
+        // A clean password the filter says "maybe" for, so the server must settle it.
+        let falsePositive = null;
+        for (let i = 0; i < 200000 && falsePositive === null; i++) {
+          const candidate = `clean-password-${i}-zq`;
+          if ((await checkPassword(candidate, { filter: passwords })).breached) falsePositive = candidate;
+        }
+        return {
+          listedPassword: await checkPassword(listedPassword, { filter: passwords, rangeUrl }),
+          cleanLocal: await checkPassword('a clean passphrase nobody has used 7f3k', { filter: passwords, rangeUrl }),
+          falsePositive: falsePositive === null ? null : await checkPassword(falsePositive, { filter: passwords, rangeUrl }),
+          listedUrl: await checkUrl(listedUrl, { filter: urls, hashesUrl }),
+          cleanUrl: await checkUrl(cleanUrl, { filter: urls, hashesUrl }),
+          sent: sent(),
+        };
+      }, { base: reference.base, listedPassword: reference.passwords[0], listedUrl: `https://${listedHosts[0]}/account/verify?id=1`, cleanUrl: 'https://clean-site.example/' });
+      assert.deepEqual({ breached: result.listedPassword.breached, escalated: result.listedPassword.escalated, confirmed: result.listedPassword.confirmed },
+        { breached: true, escalated: true, confirmed: true });
+      assert.ok(result.listedPassword.count > 0);
+      assert.deepEqual({ breached: result.cleanLocal.breached, escalated: result.cleanLocal.escalated }, { breached: false, escalated: false },
+        'a local "definitely not" asks nobody');
+      assert.ok(result.falsePositive !== null, 'the filter has a false positive among 200,000 candidates');
+      assert.deepEqual({ breached: result.falsePositive.breached, escalated: result.falsePositive.escalated, confirmed: result.falsePositive.confirmed },
+        { breached: false, escalated: true, confirmed: true }, 'the server settles the filter\'s false positive');
+      assert.deepEqual({ listed: result.listedUrl.listed, expression: result.listedUrl.expression, escalated: result.listedUrl.escalated },
+        { listed: true, expression: `${listedHosts[0]}/`, escalated: true });
+      assert.equal(result.cleanUrl.listed, false);
+      assert.ok(result.sent.length >= 3, JSON.stringify(result.sent));
+      for (const path of result.sent) assert.match(path, /^\/(range\/[0-9A-F]{5}|hashes\/[0-9a-f]{8}|range\/manifest\.json|hashes\/manifest\.json)$/i, 'only a prefix is sent');
     });
 
     it('openFilter, signed: WebCrypto Ed25519, kept in IndexedDB, opened offline after a reload, a delta update', async () => {
