@@ -14,6 +14,8 @@
  *   escalation          checkPassword and checkUrl against the reference server (js/server.js)
  *                       on another 127.0.0.1 origin (CORS): filters loaded from it, a listed
  *                       password and URL confirmed, clean ones settled, only prefixes sent
+ *   no IndexedDB        a frame sandboxed without allow-same-origin (opaque origin): openFilter
+ *                       answers from memory, each open reports E_STORAGE naming the SecurityError
  *   openFilter, signed  pinned Ed25519 keys (2 of 3) verified by the engine's own WebCrypto;
  *                       the copy kept in IndexedDB; the site down, a reload opens from it; the
  *                       next generation arrives as a delta (.bgd requested, no .bgf); the
@@ -87,6 +89,26 @@ self.onmessage = async ({ data }) => {
 };
 `;
 
+/** A frame sandboxed without allow-same-origin (an opaque origin: no IndexedDB): it reports openFilter's state to its parent. */
+const SANDBOXED_FRAME = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>sandboxed</title>
+<script type="module">
+  import { openFilter } from '/bloomgate/js/index.js';
+  window.addEventListener('message', async ({ data }) => {
+    const errors = [];
+    try {
+      const live = await openFilter(data.url, { keys: data.keys, threshold: 2, onError: (error) => errors.push({ code: error.code, message: error.message }) });
+      const stats = live.stats();
+      parent.postMessage({ origin: String(self.origin), storage: stats.storage, source: stats.source, signed: stats.signed, errors,
+        missed: live.mightContainMany(data.listed).filter((answer) => !answer).length }, '*');
+    } catch (error) {
+      parent.postMessage({ origin: String(self.origin), failed: { name: error.name, code: error.code, message: error.message }, errors }, '*');
+    }
+  });
+  parent.postMessage('ready', '*');
+</script></head><body>sandboxed frame</body></html>
+`;
+
 const CSP_PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>strict CSP</title><link rel="icon" href="data:,">
 <script>document.documentElement.dataset.inline = 'ran';</script>
@@ -122,12 +144,13 @@ async function startPageServer(words) {
     '/csp/': ['text/html; charset=utf-8', CSP_PAGE, { 'content-security-policy': STRICT }],
     '/csp/app.js': [TYPES['.js'], cspApp(integrity), { 'content-security-policy': STRICT }],
     '/words.bgf': ['application/octet-stream', words, {}],
+    '/sandboxed.html': ['text/html; charset=utf-8', SANDBOXED_FRAME, {}],
   };
   const server = createServer(async (req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
     if (fixed[path]) {
       const [type, body, headers] = fixed[path];
-      return res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store', ...headers }).end(body);
+      return res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store', 'access-control-allow-origin': '*', ...headers }).end(body);
     }
     const mount = path.startsWith('/bloomgate/js/') ? 'js' : path.startsWith('/bloomgate/wasm/') ? 'wasm' : null;
     if (mount !== null) {
@@ -136,7 +159,7 @@ async function startPageServer(words) {
       if (file.startsWith(base + sep)) {
         try {
           const body = await readFile(file);
-          return res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
+          return res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'access-control-allow-origin': '*' }).end(body);
         } catch {
           // 404 below
         }
@@ -365,6 +388,44 @@ for (const name of ENGINES) {
       assert.equal(result.cleanUrl.listed, false);
       assert.ok(result.sent.length >= 3, JSON.stringify(result.sent));
       for (const path of result.sent) assert.match(path, /^\/(range\/[0-9A-F]{5}|hashes\/[0-9a-f]{8}|range\/manifest\.json|hashes\/manifest\.json)$/i, 'only a prefix is sent');
+    });
+
+    it('no IndexedDB (a frame sandboxed without allow-same-origin): openFilter answers from memory, E_STORAGE says why', async () => {
+      signed.serve(kit.genuine[2]);
+      const run = () => page.evaluate(async ({ url, keys, listed }) => {
+        document.querySelector('iframe')?.remove();
+        const frame = document.createElement('iframe');
+        frame.sandbox = 'allow-scripts';
+        const replies = [];
+        const done = new Promise((resolvePromise) => {
+          window.onmessage = ({ source, data }) => {
+            if (source !== frame.contentWindow) return;
+            if (data === 'ready') frame.contentWindow.postMessage({ url, keys, listed }, '*');
+            else resolvePromise(data);
+          };
+        });
+        frame.src = '/sandboxed.html';
+        document.body.append(frame);
+        replies.push(await done);
+        return replies[0];
+      }, { url: signed.manifestUrl, keys: kit.pinned, listed: urlsOf(2) });
+      const first = await run();
+      assert.equal(first.failed, undefined, JSON.stringify(first));
+      assert.equal(first.origin, 'null', 'an opaque origin');
+      assert.equal(first.source, 'full');
+      assert.equal(first.signed, true);
+      assert.equal(first.missed, 0, 'every listed URL reads "maybe"');
+      const again = await run();
+      assert.equal(again.source, 'full', 'nothing was kept: the next open downloads again');
+      // Every engine lets the frame see indexedDB but refuses open() with a SecurityError: each open
+      // says so through E_STORAGE (what is missing, and that the filter is kept in memory only).
+      for (const reply of [first, again]) {
+        assert.ok(reply.errors.length >= 1, `the refusal is reported: ${JSON.stringify(reply)}`);
+        for (const error of reply.errors) {
+          assert.equal(error.code, 'E_STORAGE');
+          assert.match(error.message, /storage is not allowed here \(the filter is kept in memory only\): SecurityError/);
+        }
+      }
     });
 
     it('openFilter, signed: WebCrypto Ed25519, kept in IndexedDB, opened offline after a reload, a delta update', async () => {
