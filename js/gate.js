@@ -12,6 +12,7 @@
  * the filter's own fill predicts.
  */
 import { BloomgateError } from './errors.js';
+import { flagStale } from './password.js';
 import { MAX_TIMEOUT_MS } from './http.js';
 import { keySetFromOptions } from './signature.js';
 
@@ -191,6 +192,10 @@ export function createGate(options) {
   }
 
   async function check(item) {
+    return flagStale(await checkNow(item), filter);
+  }
+
+  async function checkNow(item) {
     if (typeof item !== 'string' && !(item instanceof Uint8Array)) {
       throw new TypeError('gate.check(item): item must be a string or Uint8Array');
     }

@@ -66,6 +66,23 @@ const PADDING_CHOICES = new Set([true, false, 'auto']);
  * @type {typeof import('./index.js').checkPassword}
  */
 export async function checkPassword(password, options = /** @type {any} */ ({})) {
+  return flagStale(await checkPasswordNow(password, options), options?.filter);
+}
+
+/**
+ * `stale: true` on a result from a live filter (openFilter) whose newest believed manifest has
+ * expired: the answer may miss what the list added since (README, Security).
+ * @template {object} T
+ * @param {T} result
+ * @param {any} filter
+ * @returns {T}
+ */
+export function flagStale(result, filter) {
+  return filter?.stale === true ? { ...result, stale: true } : result;
+}
+
+/** @param {string} password @param {any} options */
+async function checkPasswordNow(password, options) {
   if (typeof password !== 'string') throw new TypeError('checkPassword(password, options): password must be a string');
   if (options === null || typeof options !== 'object') throw new TypeError('checkPassword: options must be an object');
   const { filter, rangeUrl, signal, timeoutMs = 10000, addPadding = 'auto' } = options;

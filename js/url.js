@@ -13,6 +13,7 @@
  * with the proof of the prefix's 4-hex block (endpoint.js, merkle.js).
  */
 import { BloomgateError } from './errors.js';
+import { flagStale } from './password.js';
 import { authorityOf, checkReply, endpointUrl, fetchProof, listOf, manifestOf, trustOf } from './endpoint.js';
 import { checkTimeout, privateGet } from './http.js';
 import { blockDigits, hashesLeafRecords } from './merkle.js';
@@ -107,6 +108,11 @@ function keyEncodingOf(filter) {
  * @type {typeof import('./index.js').checkUrl}
  */
 export async function checkUrl(url, options = /** @type {any} */ ({})) {
+  return flagStale(await checkUrlNow(url, options), options?.filter);
+}
+
+/** @param {string} url @param {any} options */
+async function checkUrlNow(url, options) {
   if (options === null || typeof options !== 'object') throw new TypeError('checkUrl: options must be an object');
   const { filter, hashesUrl, signal, timeoutMs = 10000 } = options;
   if (!filter || typeof filter.mightContainKey !== 'function') throw new TypeError('checkUrl needs a filter with key encoding url');

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
-import { BloomgateError, directoryStorage, openFilter } from '../../js/index.js';
+import { BloomgateError, checkUrl, createGate, directoryStorage, openFilter } from '../../js/index.js';
 import {
   ADDED, LISTED, LIST, NEXT_LIST, MirrorHost, assertAllListed, attacksOn, buildKit, listedUrl, manifestOf, withManifest,
 } from './helpers/mirror.mjs';
@@ -174,6 +174,13 @@ describe('freeze, rollback of a fresh client, and staleness', () => {
     assert.equal(events.filter((e) => e.type === 'stale').length, 1, 'one stale event');
     // 'flag' (the default): it still answers, and every listed URL is still listed.
     assertGenuine(live, 1, 'stale but answering');
+    // Every result of a check through the live filter says so.
+    const listed = await checkUrl(listedUrl(7), { filter: live });
+    assert.deepEqual([listed.listed, listed.escalated, listed.stale], [true, false, true]);
+    assert.equal((await checkUrl('https://clean.example/', { filter: live })).stale, true);
+    const gate = createGate({ filter: live, confirm: async () => true });
+    assert.equal((await gate.check(listedUrl(3))).stale, true);
+    assert.equal((await gate.check('https://clean.example/')).stale, true);
     live.close();
   });
 
@@ -183,8 +190,10 @@ describe('freeze, rollback of a fresh client, and staleness', () => {
     let now = expires - 5000;
     const live = await openFilter(host.manifestUrl, { storage: false, ...pinned(), now: () => now, onStale: 'error' });
     assert.equal(live.mightContain(listedUrl(1)), true);
+    assert.equal((await checkUrl(listedUrl(1), { filter: live })).stale, undefined, 'fresh: no flag');
     now = expires;
     assert.throws(() => live.mightContain(listedUrl(1)), (error) => error.code === 'E_EXPIRED');
+    await assert.rejects(checkUrl(listedUrl(1), { filter: live }), (error) => error.code === 'E_EXPIRED');
     assert.throws(() => live.mightContainMany([listedUrl(1)]), (error) => error.code === 'E_EXPIRED');
     // A genuine, fresher manifest of a later generation ends it.
     host.serve(kit.genuine[3]);
