@@ -585,6 +585,8 @@ export interface GateResult {
   cached?: boolean;
   /** The escalation error, when onError turned a failure into an answer. */
   error?: unknown;
+  /** Present (true) when the filter is a live filter whose newest believed manifest has expired: the list may have grown since. */
+  stale?: boolean;
 }
 
 export interface GateStats {
@@ -652,6 +654,8 @@ export interface PasswordCheck {
   confirmed: boolean;
   /** The threshold this answer was decided with (the filter's, or a stricter `options.minCount`). */
   minCount: number;
+  /** Present (true) when the filter is a live filter whose newest believed manifest has expired: the list may have grown since. */
+  stale?: boolean;
 }
 
 export interface EscalationOptions {
@@ -707,6 +711,8 @@ export interface UrlCheck {
   escalated: boolean;
   /** false: the filter said maybe and no hashesUrl was given. */
   confirmed: boolean;
+  /** Present (true) when the filter is a live filter whose newest believed manifest has expired: the list may have grown since. */
+  stale?: boolean;
 }
 
 /**
