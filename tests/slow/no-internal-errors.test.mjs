@@ -23,9 +23,9 @@ import { fileURLToPath } from 'node:url';
 import { BloomFilter, init } from '../../js/index.js';
 import { writeStore } from '../../js/store.js';
 import { FileChecksum } from '../../js/wasm/index.js';
-import { CLI } from './helpers/cli.mjs';
-import { runBatch } from './helpers/cli-batch.mjs';
-import { prng } from './helpers/prng.mjs';
+import { CLI } from '../js/helpers/cli.mjs';
+import { runBatch } from '../js/helpers/cli-batch.mjs';
+import { prng } from '../js/helpers/prng.mjs';
 
 const SCALE = Math.max(1, Number(process.env.BG_NO_INTERNAL_SCALE ?? 1));
 const CORPUS = fileURLToPath(new URL('../fuzz/corpus/', import.meta.url));
