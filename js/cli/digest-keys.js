@@ -12,7 +12,7 @@
 // gets the real encoding: the header's key_encoding byte is set and the
 // checksum recomputed, as writeFuseFile (fuse-shards.js) sets a header's
 // fields. The bytes are those of the same filter built with addKey() under
-// 'sha1' (tests/js/native-build.test.mjs and build-speed.test.mjs compare).
+// 'sha1' (tests/slow/native-build.test.mjs and build-speed.test.mjs compare).
 // A fuse filter may also be built in one pass over its input and get its
 // capacity (the key count) afterwards: setCapacity().
 import { serializeTo } from '../filter.js';
