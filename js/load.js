@@ -21,6 +21,7 @@
  * validation run in bg_filter_deserialize_owned, which then uses the buffer in
  * place (no second copy). Every failure path frees the wasm memory.
  */
+import { digestListed, parseIntegrity, sriOf } from './integrity.js';
 import { BloomgateError } from './errors.js';
 import { asBytes, wrapFilterPointer } from './filter.js';
 import * as wasm from './wasm/index.js';
@@ -109,69 +110,10 @@ function checkAborted(signal) {
 /* Subresource Integrity                                                      */
 /* ------------------------------------------------------------------------ */
 
-function decodeBase64(text) {
-  let standard = text.replace(/-/g, '+').replace(/_/g, '/');
-  while (standard.length % 4 !== 0) standard += '=';
-  let binary;
-  try {
-    binary = atob(standard);
-  } catch {
-    return null;
-  }
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
-
-function encodeBase64(bytes) {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
-/**
- * "sha256-<base64> [sha256-<base64> ...]" -> the accepted digests. Like SRI,
- * any listed sha256 digest may match. Other algorithms are not computed, so an
- * integrity string naming only those is refused rather than silently skipped.
- */
-function parseIntegrity(integrity) {
-  if (integrity === undefined || integrity === null) return null;
-  if (typeof integrity !== 'string') {
-    throw new TypeError('integrity must be a string of the form "sha256-<base64>"');
-  }
-  const tokens = integrity.trim().split(/\s+/).filter(Boolean);
-  if (tokens.length === 0) throw new TypeError('integrity is empty; expected "sha256-<base64>"');
-  const digests = [];
-  const unsupported = [];
-  for (const token of tokens) {
-    const match = /^([A-Za-z0-9]+)-([A-Za-z0-9+/_-]+={0,2})(\?.*)?$/.exec(token);
-    if (match === null) throw new TypeError(`integrity: '${token}' is not of the form sha256-<base64>`);
-    const algorithm = match[1].toLowerCase();
-    if (algorithm !== 'sha256') {
-      unsupported.push(algorithm);
-      continue;
-    }
-    const digest = decodeBase64(match[2]);
-    if (digest === null || digest.length !== 32) {
-      throw new TypeError(`integrity: '${token}' does not hold a 32-byte SHA-256 digest in base64`);
-    }
-    digests.push(digest);
-  }
-  if (digests.length === 0) {
-    throw new BloomgateError('E_INTEGRITY',
-      `integrity names ${unsupported.join(', ')}, which bloomgate does not compute; use sha256-<base64>`);
-  }
-  return digests;
-}
-
 function checkDigest(digest, expected) {
-  for (const candidate of expected) {
-    let same = 0;
-    for (let i = 0; i < 32; i++) same |= candidate[i] ^ digest[i];
-    if (same === 0) return;
-  }
+  if (digestListed(digest, expected)) return;
   throw new BloomgateError('E_INTEGRITY',
-    `integrity mismatch: the filter's SHA-256 is sha256-${encodeBase64(digest)}, which the integrity option does not list`);
+    `integrity mismatch: the filter's SHA-256 is ${sriOf(digest)}, which the integrity option does not list`);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -485,7 +427,7 @@ export async function loadFilter(source, options = {}) {
   if (maxBytes !== undefined && (!Number.isSafeInteger(maxBytes) || maxBytes < wasm.HEADER_SIZE)) {
     throw new RangeError(`loadFilter(): maxBytes must be an integer of at least ${wasm.HEADER_SIZE}, got ${String(maxBytes)}`);
   }
-  const expected = parseIntegrity(integrity);
+  const expected = integrity === undefined || integrity === null ? null : parseIntegrity(integrity);
   checkAborted(signal);
 
   if ((typeof source === 'string' || source instanceof URL) && options.fetch === undefined && IN_NODE) {

@@ -13,6 +13,7 @@
  * no redirect followed.
  */
 import { BloomgateError } from '../errors.js';
+import { digestListed, sriOf } from '../integrity.js';
 import { BloomFilter } from '../filter.js';
 import { PRIVATE_REQUEST, privateGet } from '../http.js';
 import { loadFilter } from '../load.js';
@@ -43,19 +44,11 @@ export async function sha256(bytes) {
   return wasm.sha256(bytes);
 }
 
-function base64(bytes) {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
-const equalBytes = (a, b) => a.length === b.length && a.every((byte, i) => byte === b[i]);
-
 /** The digest of `bytes`, which must be one of `digests`; E_INTEGRITY otherwise. */
 async function checkDigest(bytes, digests, what) {
   const digest = await sha256(bytes);
-  if (digests.some((candidate) => equalBytes(candidate, digest))) return digest;
-  throw new BloomgateError('E_INTEGRITY', `integrity mismatch: ${what} has SHA-256 sha256-${base64(digest)}, which the manifest does not list`);
+  if (digestListed(digest, digests)) return digest;
+  throw new BloomgateError('E_INTEGRITY', `integrity mismatch: ${what} has SHA-256 ${sriOf(digest)}, which the manifest does not list`);
 }
 
 /** Refused before any byte is fetched: a file the caller's maxBytes does not allow. */
@@ -150,7 +143,7 @@ export async function viaFull(manifest, settings, signal, counted, keepBytes, in
   let filter;
   try {
     filter = await loadFilter(full.url, {
-      integrity: full.integrity.map((digest) => `sha256-${base64(digest)}`).join(' '),
+      integrity: full.integrity.map(sriOf).join(' '),
       maxBytes: full.length,
       signal: controller.signal,
       fetch: privateFetch(settings.fetch),

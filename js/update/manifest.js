@@ -12,6 +12,7 @@
  */
 import { CanonicalWriter, hexBytes } from '../canonical.js';
 import { BloomgateError } from '../errors.js';
+import { parseIntegrity } from '../integrity.js';
 import { parseSignatures } from '../signature.js';
 import { HEADER_SIZE } from '../wasm/index.js';
 
@@ -43,32 +44,13 @@ function manifestError(url, detail) {
   return new BloomgateError('E_MANIFEST', `the filter manifest at ${url} ${detail}`);
 }
 
-function decodeBase64(text) {
-  let standard = text.replace(/-/g, '+').replace(/_/g, '/');
-  while (standard.length % 4 !== 0) standard += '=';
+/** A manifest's integrity field -> its sha256 digests, or null when it is malformed or names none. */
+function integrityDigests(text) {
   try {
-    const binary = atob(standard);
-    const bytes = new Uint8Array(binary.length);
-    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-    return bytes;
+    return parseIntegrity(text);
   } catch {
     return null;
   }
-}
-
-/** "sha256-<base64> [...]" -> its 32-byte digests, or null when none is sha256 or a token is malformed. */
-export function parseIntegrity(text) {
-  if (typeof text !== 'string') return null;
-  const digests = [];
-  for (const token of text.trim().split(/\s+/).filter(Boolean)) {
-    const match = /^([A-Za-z0-9]+)-([A-Za-z0-9+/_-]+={0,2})(\?.*)?$/.exec(token);
-    if (match === null) return null;
-    if (match[1].toLowerCase() !== 'sha256') continue;
-    const digest = decodeBase64(match[2]);
-    if (digest === null || digest.length !== 32) return null;
-    digests.push(digest);
-  }
-  return digests.length > 0 ? digests : null;
 }
 
 function fileUrl(value, base, where) {
@@ -94,7 +76,7 @@ function fileLength(value, base, where, min) {
 }
 
 function fileIntegrity(value, base, where, version) {
-  const digests = parseIntegrity(value);
+  const digests = integrityDigests(value);
   if (digests === null) throw manifestError(base, `has no usable ${where}.integrity ("sha256-<base64>")`);
   // A signed manifest binds one digest per file: several would leave the choice to the host.
   if (version === 2 && digests.length !== 1) throw manifestError(base, `has ${digests.length} digests in ${where}.integrity; version 2 names exactly one sha256`);

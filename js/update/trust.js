@@ -34,6 +34,7 @@
  * the file's own header names the manifest's list and generation.
  */
 import { BloomgateError } from '../errors.js';
+import { digestListed } from '../integrity.js';
 import { verifyThreshold } from '../signature.js';
 import { followRotations } from './key-rotation.js';
 
@@ -48,8 +49,6 @@ import { followRotations } from './key-rotation.js';
  *   expiresMs: number | null,
  * }} Verdict
  */
-
-const equalBytes = (a, b) => a.length === b.length && a.every((byte, i) => byte === b[i]);
 
 /**
  * @param {import('./manifest.js').Manifest} manifest parsed, shape-checked
@@ -112,7 +111,7 @@ export async function judgeManifest(manifest, context) {
     }
     if (manifest.generation === inUse.generation) {
       const sha256 = inUse.sha256;
-      const sameFile = (sha256 === null || manifest.full.integrity.some((digest) => equalBytes(digest, sha256))) &&
+      const sameFile = (sha256 === null || digestListed(sha256, manifest.full.integrity)) &&
         (manifest.full.checksum === null || inUse.checksum === null || manifest.full.checksum === inUse.checksum);
       if (!sameFile) {
         throw new BloomgateError('E_MANIFEST',
