@@ -14,6 +14,8 @@
  * share bytes.
  */
 
+import { decodeBase64 } from './integrity.js';
+
 const encoder = new TextEncoder();
 
 export class CanonicalWriter {
@@ -115,16 +117,8 @@ export function base64url(bytes) {
  */
 export function fromBase64url(text) {
   if (typeof text !== 'string' || !/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return null;
-  let standard = text.replace(/-/g, '+').replace(/_/g, '/');
-  while (standard.length % 4 !== 0) standard += '=';
-  let binary;
-  try {
-    binary = atob(standard);
-  } catch {
-    return null;
-  }
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  const bytes = decodeBase64(text);
+  if (bytes === null) return null;
   // Reject non-zero trailing bits: re-encoding must give the same text.
   return base64url(bytes) === text ? bytes : null;
 }

@@ -26,7 +26,6 @@
  * Run: node --test tests/browser/persist-idb.test.mjs (needs /usr/bin/chromium or BG_CHROMIUM).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -38,12 +37,9 @@ import { FilterSite, buildGenerations } from '../../bench/fresh-site.mjs';
 import { CHROMIUM, launch } from './browser.mjs';
 import { root } from './helpers/packed.mjs';
 import { listenLocal } from './helpers/listen.mjs';
+import { MINIBROWSER, WEBKIT_DRIVER, hasWebKit, startWebKit } from './helpers/webkit.mjs';
 
 const hasChromium = existsSync(CHROMIUM);
-const WEBKIT_DRIVER = process.env.BG_WEBKIT_DRIVER ?? '/usr/bin/WebKitWebDriver';
-const MINIBROWSER = process.env.BG_MINIBROWSER ?? '/usr/lib/x86_64-linux-gnu/webkit2gtk-4.1/MiniBrowser';
-const XVFB_RUN = '/usr/bin/xvfb-run';
-const hasWebKit = [WEBKIT_DRIVER, MINIBROWSER, XVFB_RUN].every((path) => existsSync(path));
 const SIZE = 2000;
 
 const PAGE = `<!doctype html>
@@ -390,71 +386,6 @@ describe('IndexedDB persistence in headless Chromium', { skip: hasChromium ? fal
   });
 });
 
-/**
- * WebKitWebDriver under Xvfb, spoken to over W3C WebDriver HTTP: `{ run(fn-source, arg), goto(path), close() }`.
- * `run` executes an async function's source in the page and returns what it resolves to.
- */
-async function startWebKit(origin) {
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const driver = spawn(XVFB_RUN, ['-a', WEBKIT_DRIVER, `--port=${port}`], { stdio: 'ignore', detached: true });
-  const base = `http://127.0.0.1:${port}`;
-  const wd = async (method, path, body) => {
-    const res = await fetch(`${base}${path}`, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const json = await res.json();
-    if (!res.ok) throw new Error(`WebDriver ${method} ${path}: ${JSON.stringify(json.value)}`);
-    return json.value;
-  };
-  const stop = () => {
-    try {
-      process.kill(-driver.pid, 'SIGTERM'); // xvfb-run, Xvfb, the driver and the browser: one process group
-    } catch {
-      // gone already
-    }
-  };
-  try {
-    for (let i = 0; ; i++) {
-      try {
-        await wd('GET', '/status');
-        break;
-      } catch (error) {
-        if (i > 150) throw error;
-        await new Promise((resolvePromise) => setTimeout(resolvePromise, 100));
-      }
-    }
-    const session = await wd('POST', '/session', { capabilities: { alwaysMatch: {
-      'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
-    } } });
-    const id = session.sessionId;
-    const goto = async (path) => {
-      await wd('POST', `/session/${id}/url`, { url: `${origin}${path}` });
-      await run('() => new Promise((ok) => { const check = () => document.documentElement.dataset.ready === "yes" ? ok(true) : setTimeout(check, 20); check(); })');
-    };
-    const run = async (source, arg = null) => {
-      const value = await wd('POST', `/session/${id}/execute/async`, {
-        script: `const done = arguments[arguments.length - 1];
-          Promise.resolve().then(() => (${source})(arguments[0])).then(
-            (value) => done({ ok: true, value: JSON.stringify(value ?? null) }),
-            (error) => done({ ok: false, error: String(error && error.stack || error) }));`,
-        args: [arg],
-      });
-      if (!value.ok) throw new Error(`in WebKit: ${value.error}`);
-      return JSON.parse(value.value);
-    };
-    return {
-      version: session.capabilities.browserVersion,
-      goto,
-      run,
-      async close() {
-        await wd('DELETE', `/session/${id}`).catch(() => {});
-        stop();
-      },
-    };
-  } catch (error) {
-    stop();
-    throw error;
-  }
-}
-
 describe('IndexedDB persistence in WebKit\'s ephemeral data store (WebKitWebDriver)', {
   skip: hasWebKit ? false : `no WebKitWebDriver, MiniBrowser or xvfb-run (${WEBKIT_DRIVER}, ${MINIBROWSER})`, timeout: 120000,
 }, () => {
@@ -462,6 +393,10 @@ describe('IndexedDB persistence in WebKit\'s ephemeral data store (WebKitWebDriv
   let site;
   let pages;
   let webkit;
+  const openReady = async () => {
+    await webkit.open(`${pages.origin}/`);
+    await webkit.waitFor('document.documentElement.dataset.ready === "yes"');
+  };
 
   before(async () => {
     generations = await buildGenerations({ count: 1, size: SIZE, shift: 0, capacity: 2500, errorRate: 0.01 });
@@ -469,8 +404,8 @@ describe('IndexedDB persistence in WebKit\'s ephemeral data store (WebKitWebDriv
     site.publish(1);
     await site.start();
     pages = await startPageServer();
-    webkit = await startWebKit(pages.origin);
-    await webkit.goto('/');
+    webkit = await startWebKit();
+    await openReady();
   });
 
   after(async () => {
@@ -510,7 +445,7 @@ describe('IndexedDB persistence in WebKit\'s ephemeral data store (WebKitWebDriv
     assert.equal(held.file.digest, sha256Hex(generations.files[1]));
     assert.equal(held.meta.generation, 1);
 
-    await webkit.goto('/'); // a reload: only the session's (ephemeral) IndexedDB survives
+    await openReady(); // a reload: only the session's (ephemeral) IndexedDB survives
     const reopened = await webkit.run(`async (url) => {
       const { live, errors } = await window.openLive(url, { storage: window.bloomgate.indexedDbStorage({ name: 'bg-webkit' }) });
       return { source: live.stats().source, generation: live.generation, errors, digest: await window.sha256(live.serialize()) };
