@@ -19,7 +19,23 @@ export const XVFB_RUN = '/usr/bin/xvfb-run';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * Start WebKitWebDriver under Xvfb. A driver that exits before it answers (xvfb-run meeting a
+ * display a previous session is still leaving, or a port in use: seen once in CI on a restart)
+ * is started again, up to three times.
+ */
 export async function startWebKit() {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startWebKitOnce();
+    } catch (error) {
+      if (attempt >= 3 || !/exited before it answered/.test(String(error?.message))) throw error;
+      await sleep(500 * attempt);
+    }
+  }
+}
+
+async function startWebKitOnce() {
   const port = 20000 + Math.floor(Math.random() * 20000);
   const driver = spawn(XVFB_RUN, ['-a', WEBKIT_DRIVER, `--port=${port}`], { stdio: 'ignore', detached: true });
   const base = `http://127.0.0.1:${port}`;
