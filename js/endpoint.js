@@ -44,6 +44,7 @@ import { BloomgateError } from './errors.js';
 import { privateGet } from './http.js';
 import { blockDigits, merkleHasher, validShape, verifyLeaf } from './merkle.js';
 import { keySetFromOptions, parseSignatures, verifyThreshold } from './signature.js';
+import { parseValues } from './values.js';
 import * as wasm from './wasm/index.js';
 
 export const MANIFEST_NAME = 'manifest.json';
@@ -95,11 +96,13 @@ function malformed(url, problem) {
 /**
  * A manifest as parseManifest returns it: every one of these fields checked.
  * Version 2 adds `root`, `depth`, `blockBits`, `expires` (seconds since 1970, 0: none) and
- * `signatures` (kept unparsed until a caller with keys checks them).
+ * `signatures` (kept unparsed until a caller with keys checks them). A hashes endpoint over a
+ * labelled store adds `values` ({ meaning: 'threat', labels }): its reply rows are `HASH:VALUE`.
  * @typedef {{ url: string, format: string, version: number, protocol: 'range' | 'hashes', hashType: string,
  *   listId: string, generation: number, records: number, minCount: number,
  *   padding: 'none' | 'request' | 'static', notFound: 'error' | 'empty',
- *   root?: string, depth?: number, blockBits?: number, expires?: number, signatures?: unknown }} Manifest
+ *   root?: string, depth?: number, blockBits?: number, expires?: number, signatures?: unknown,
+ *   values?: import('./values.js').ValueMeaning }} Manifest
  */
 
 /**
@@ -125,6 +128,13 @@ export function parseManifest(text, url, protocol) {
   }
   if (!PADDING.has(value.padding)) throw malformed(url, `padding must be one of ${[...PADDING].join(', ')}`);
   if (!NOT_FOUND.has(value.notFound)) throw malformed(url, `notFound must be one of ${[...NOT_FOUND].join(', ')}`);
+  if (value.values !== undefined) {
+    let why = '';
+    const values = parseValues(value.values, (problem) => { why = problem; });
+    if (values === null) throw malformed(url, `values: ${why || 'null'}`);
+    if (protocol !== 'hashes' || values.meaning !== 'threat') throw malformed(url, `values of meaning '${values.meaning}' on a ${protocol} endpoint (only hashes endpoints carry threat labels)`);
+    value.values = values;
+  }
   if (value.version === SIGNED_MANIFEST_VERSION) {
     if (typeof value.root !== 'string' || !/^[0-9a-f]{64}$/.test(value.root)) throw malformed(url, 'root must be 64 lowercase hex digits');
     if (!validShape(protocol, value.depth, value.blockBits)) {
@@ -141,7 +151,7 @@ export function parseManifest(text, url, protocol) {
  * @param {Omit<Manifest, 'url' | 'format' | 'version'>} manifest
  */
 export function manifestBytes(manifest) {
-  return new CanonicalWriter(MANIFEST_DOMAIN)
+  const writer = new CanonicalWriter(MANIFEST_DOMAIN)
     .text(manifest.protocol)
     .text(manifest.hashType)
     .fixed(hexBytes(manifest.listId), 16)
@@ -153,8 +163,13 @@ export function manifestBytes(manifest) {
     .u8(/** @type {number} */ (manifest.depth))
     .u8(/** @type {number} */ (manifest.blockBits))
     .fixed(hexBytes(/** @type {string} */ (manifest.root)), 32)
-    .u64(manifest.expires ?? 0)
-    .finish();
+    .u64(manifest.expires ?? 0);
+  // A labelled store's labels, covered only when present: an unlabelled manifest's bytes are as they were.
+  if (manifest.values?.meaning === 'threat') {
+    writer.text('values').u32(manifest.values.labels.length);
+    for (const label of manifest.values.labels) writer.text(label);
+  }
+  return writer.finish();
 }
 
 async function fetchManifest(base, protocol, request) {
@@ -356,6 +371,7 @@ export function storeManifest(store, { protocol, padding, notFound, root, shape,
     minCount: store.minCount ?? 0,
     padding,
     notFound,
+    ...(Array.isArray(store.labels) && { values: { meaning: 'threat', labels: [...store.labels] } }),
   };
 }
 

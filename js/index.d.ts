@@ -654,6 +654,12 @@ export interface PasswordCheck {
   confirmed: boolean;
   /** The threshold this answer was decided with (the filter's, or a stricter `options.minCount`). */
   minCount: number;
+  /**
+   * Present when the filter was built with `--buckets` (values per key): the lower bound of the
+   * count's bucket. Unconfirmed (from the filter), exact for a listed hash and arbitrary for a
+   * false positive; confirmed, the bucket of the server's count; null for a "no".
+   */
+  seenAtLeast?: number | null;
   /** Present (true) when the filter is a live filter whose newest believed manifest has expired: the list may have grown since. */
   stale?: boolean;
 }
@@ -711,6 +717,12 @@ export interface UrlCheck {
   escalated: boolean;
   /** false: the filter said maybe and no hashesUrl was given. */
   confirmed: boolean;
+  /**
+   * Present when the filter or the endpoint carries threat labels (values per key): the matched
+   * expression's label. Unconfirmed, the filter's (arbitrary for a false positive); confirmed, the
+   * endpoint's when its manifest has `values`, else the filter's. null when not listed.
+   */
+  threat?: string | null;
   /** Present (true) when the filter is a live filter whose newest believed manifest has expired: the list may have grown since. */
   stale?: boolean;
 }

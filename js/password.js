@@ -17,6 +17,7 @@ import { BloomgateError } from './errors.js';
 import { authorityOf, checkReply, endpointUrl, fetchProof, listOf, manifestOf, PADDED_MIN_ROWS, trustOf } from './endpoint.js';
 import { checkTimeout, privateGet } from './http.js';
 import { rangeLeafRecords } from './merkle.js';
+import { boundOf, seenAtLeastOf, valueMeaningOf, valueOfKey } from './values.js';
 import * as wasm from './wasm/index.js';
 
 /** A range reply is ~800-1,000 padded lines of 40 bytes; anything far larger is not one. */
@@ -96,11 +97,18 @@ async function checkPasswordNow(password, options) {
   const minCount = thresholdOf(filter, options.minCount);
   await wasm.ready();
   const digest = digestOf(password);
+  // A filter built with --buckets says how often each listed hash was seen: `seenAtLeast`, its
+  // bucket's lower bound (a false positive's is arbitrary, settled by the server like the rest).
+  const meaning = filter ? valueMeaningOf(filter) : null;
+  const buckets = meaning?.meaning === 'seen-at-least' ? meaning : null;
+  const seen = (seenAtLeast) => (buckets ? { seenAtLeast } : {});
   if (filter && !filter.mightContainKey(digest)) {
     // No false negatives: absent from the filter is a definite answer for the list it was built from.
-    return { breached: false, count: minCount > 1 ? null : 0, escalated: false, confirmed: true, minCount };
+    return { breached: false, count: minCount > 1 ? null : 0, escalated: false, confirmed: true, minCount, ...seen(null) };
   }
-  if (rangeUrl === undefined) return { breached: true, count: null, escalated: false, confirmed: false, minCount };
+  if (rangeUrl === undefined) {
+    return { breached: true, count: null, escalated: false, confirmed: false, minCount, ...seen(buckets ? boundOf(buckets, valueOfKey(filter, digest)) : null) };
+  }
   const hex = toHex(digest);
   const base = String(rangeUrl);
   const request = { fetch: options.fetch ?? globalThis.fetch, signal, timeoutMs, endpoint: String(rangeUrl) };
@@ -117,7 +125,7 @@ async function checkPasswordNow(password, options) {
     requireTrust(manifest, padded, rows, rangeUrl);
     if (authority) checkReply(authority, prefix, rangeLeafRecords(replyRecords(prefix, suffixes)), await unsettle(proof), base);
   }
-  return { breached: count >= minCount, count, escalated: true, confirmed: true, minCount };
+  return { breached: count >= minCount, count, escalated: true, confirmed: true, minCount, ...seen(count >= minCount ? seenAtLeastOf(buckets, count) : null) };
 }
 
 /** A promise whose rejection is held until awaited through unsettle() (never "unhandled" meanwhile). */

@@ -6,7 +6,8 @@
  *   GET /filters/{name}.bgf   the filter, with ETag / If-None-Match, Cache-Control, CORS
  *   GET /range/{5 hex}        breached-password range protocol: SUFFIX:COUNT lines, CRLF;
  *                             `Add-Padding: true` adds count-0 rows
- *   GET /hashes/{8 hex}       full SHA-256 hashes (64 hex, one per line) with that 4-byte prefix
+ *   GET /hashes/{8 hex}       full SHA-256 hashes (64 hex, one per line) with that 4-byte prefix;
+ *                             from a labelled store `HASH:VALUE`, VALUE the threat label's index
  *   GET /range/manifest.json, /hashes/manifest.json
  *                             what the endpoint holds (list id, generation, records, threshold):
  *                             clients believe a "not listed" only from an endpoint that shows it
@@ -379,7 +380,10 @@ export async function createReferenceServer(options = {}) {
       const parsed = parseHexPrefix(match[1], 8);
       if (!parsed) return text(res, 400, 'the hash prefix must be 8 hexadecimal characters');
       const records = await urlStore.lookup(parsed.prefix, parsed.bits);
-      const body = records.map(({ hash }) => hex(hash).toLowerCase()).join('\n');
+      // A labelled store's rows carry each hash's value (its label's index in the manifest): `HASH:VALUE`.
+      const body = urlStore.labels
+        ? records.map(({ hash, count }) => `${hex(hash).toLowerCase()}:${count}`).join('\n')
+        : records.map(({ hash }) => hex(hash).toLowerCase()).join('\n');
       return send(res, 200, { 'content-type': 'text/plain', 'cache-control': answerCache }, body);
     }
     return serveStatic(res, pathname);

@@ -21,6 +21,42 @@ export const HASH_TYPES = { sha1: { id: 1, bytes: 20 }, sha256: { id: 2, bytes: 
 const COUNT_BYTES = 4;
 export const MAX_INDEX_BITS = 20;
 const UNNAMED = '0'.repeat(32);
+/** A labelled store (threat types, docs/FORMAT.md): at most 256 labels of at most 64 bytes, each ended by LF. */
+export const MAX_STORE_LABELS = 256;
+export const MAX_LABELS_BYTES = MAX_STORE_LABELS * 65;
+const LABELS_AT = 76; // u32: the label table's length in bytes (0: no labels; the count field is a count)
+
+/**
+ * The label table of a labelled store: each label's UTF-8 bytes and an LF. Throws RangeError on
+ * more than 256 labels, an empty or repeated label, one over 64 bytes or with a control character.
+ * @param {readonly string[] | null | undefined} labels
+ */
+export function labelTable(labels) {
+  if (labels === undefined || labels === null) return new Uint8Array(0);
+  if (!Array.isArray(labels) || labels.length === 0 || labels.length > MAX_STORE_LABELS) throw new RangeError(`labels must be 1 to ${MAX_STORE_LABELS} strings`);
+  if (new Set(labels).size !== labels.length) throw new RangeError('labels must be distinct');
+  const parts = labels.map((label) => {
+    // eslint-disable-next-line no-control-regex -- control characters are what is refused
+    if (typeof label !== 'string' || label === '' || /[\u0000-\u001f\u007f]/.test(label)) throw new RangeError(`label ${JSON.stringify(label)} must be a non-empty string without control characters`);
+    const bytes = Buffer.from(label, 'utf8');
+    if (bytes.length > 64) throw new RangeError(`label ${JSON.stringify(label)} is longer than 64 bytes`);
+    return bytes;
+  });
+  return Uint8Array.from(Buffer.concat(parts.flatMap((bytes) => [bytes, Buffer.of(10)])));
+}
+
+/** A label table's labels; null when malformed. */
+function parseLabelTable(bytes) {
+  if (bytes.length === 0 || bytes[bytes.length - 1] !== 10) return null;
+  let labels;
+  try {
+    labels = new TextDecoder('utf-8', { fatal: true }).decode(bytes).slice(0, -1).split('\n');
+    labelTable(labels);
+  } catch {
+    return null;
+  }
+  return labels;
+}
 
 function hashTypeById(id) {
   return Object.entries(HASH_TYPES).find(([, t]) => t.id === id);
@@ -70,15 +106,17 @@ function checkIdentity({ listId, generation = 0, minCount = 0 }) {
 /**
  * The fixed header of a version 2 store (checksum left zero), for a store of
  * `count` records. Shared by writeStore and the CLI's streaming writer.
- * @param {{ hashType: 'sha1'|'sha256', count: number, listId?: string|Uint8Array, generation?: number, minCount?: number }} options
+ * @param {{ hashType: 'sha1'|'sha256', count: number, listId?: string|Uint8Array, generation?: number, minCount?: number,
+ *   labels?: readonly string[] | null }} options labels: a labelled store's threat labels (its table follows the index)
  */
-export function storeHeader({ hashType, count, listId, generation, minCount }) {
+export function storeHeader({ hashType, count, listId, generation, minCount, labels }) {
   const type = HASH_TYPES[hashType];
   if (!type) throw new TypeError(`hashType must be 'sha1' or 'sha256', got ${hashType}`);
   const identity = checkIdentity({ listId, generation, minCount });
   const indexBits = indexBitsFor(count);
   const recordSize = type.bytes + COUNT_BYTES;
-  const recordsOffset = STORE_HEADER_SIZE + (2 ** indexBits + 1) * 8;
+  const table = labelTable(labels);
+  const recordsOffset = STORE_HEADER_SIZE + (2 ** indexBits + 1) * 8 + table.length;
   const header = new Uint8Array(STORE_HEADER_SIZE);
   const view = new DataView(header.buffer);
   header.set(STORE_MAGIC, 0);
@@ -92,16 +130,18 @@ export function storeHeader({ hashType, count, listId, generation, minCount }) {
   header.set(identity.listId, 48);
   view.setBigUint64(64, BigInt(identity.generation), true);
   view.setUint32(72, identity.minCount, true);
-  return { header, indexBits, recordSize, recordsOffset, hashBytes: type.bytes };
+  view.setUint32(LABELS_AT, table.length, true);
+  return { header, indexBits, recordSize, recordsOffset, hashBytes: type.bytes, labelTable: table };
 }
 
 /**
  * Serialize records into .bgs bytes (format version 2). Duplicate hashes are
- * merged (largest count kept).
+ * merged (largest count kept). With `labels` (threat types) each record's count is its value:
+ * the index of its label.
  * @param {Iterable<{ hash: Uint8Array, count: number }>} records
- * @param {{ hashType: 'sha1' | 'sha256', listId?: string | Uint8Array, generation?: number, minCount?: number }} options
+ * @param {{ hashType: 'sha1' | 'sha256', listId?: string | Uint8Array, generation?: number, minCount?: number, labels?: string[] }} options
  */
-export function writeStore(records, { hashType, listId, generation, minCount } = /** @type {any} */ ({})) {
+export function writeStore(records, { hashType, listId, generation, minCount, labels } = /** @type {any} */ ({})) {
   const type = HASH_TYPES[hashType];
   if (!type) throw new TypeError(`writeStore: hashType must be 'sha1' or 'sha256', got ${hashType}`);
   checkIdentity({ listId, generation, minCount }); // fail before reading the records
@@ -111,6 +151,7 @@ export function writeStore(records, { hashType, listId, generation, minCount } =
       throw new TypeError(`writeStore: every hash must be a ${type.bytes}-byte Uint8Array`);
     }
     if (!Number.isInteger(count) || count < 0 || count > 0xffffffff) throw new RangeError(`writeStore: count out of range: ${count}`);
+    if (labels && count >= labels.length) throw new RangeError(`writeStore: value ${count} names no label (${labels.length} labels)`);
     list.push({ hash, count });
   }
   list.sort((a, b) => compareBytes(a.hash, b.hash));
@@ -120,7 +161,7 @@ export function writeStore(records, { hashType, listId, generation, minCount } =
     if (last && compareBytes(last.hash, record.hash) === 0) last.count = Math.max(last.count, record.count);
     else unique.push({ ...record });
   }
-  const { header, indexBits, recordSize, recordsOffset } = storeHeader({ hashType, count: unique.length, listId, generation, minCount });
+  const { header, indexBits, recordSize, recordsOffset, labelTable: table } = storeHeader({ hashType, count: unique.length, listId, generation, minCount, labels });
   const buckets = 2 ** indexBits;
   const total = recordsOffset + unique.length * recordSize;
   const bytes = new Uint8Array(total);
@@ -132,6 +173,7 @@ export function writeStore(records, { hashType, listId, generation, minCount } =
     while (r < unique.length && bucketOf(unique[r].hash, indexBits) < b) r++;
     view.setBigUint64(STORE_HEADER_SIZE + b * 8, BigInt(r), true);
   }
+  bytes.set(table, recordsOffset - table.length);
   unique.forEach((record, i) => {
     const at = recordsOffset + i * recordSize;
     bytes.set(record.hash, at);
@@ -204,7 +246,7 @@ export class StoreReader {
     if (this.indexBits > MAX_INDEX_BITS || this.recordSize !== this.hashBytes + COUNT_BYTES || indexOffset !== BigInt(headerSize)) {
       throw storeError('E_HEADER', 'inconsistent header');
     }
-    const reservedFrom = version === 1 ? 48 : 76;
+    const reservedFrom = version === 1 ? 48 : LABELS_AT + 4;
     for (let i = reservedFrom; i < headerSize; i++) if (header[i] !== 0) throw storeError('E_HEADER', 'reserved bytes are not zero');
     if (version === 1) {
       /** @type {string} */
@@ -220,8 +262,10 @@ export class StoreReader {
       this.generation = Number(generation);
       this.minCount = view.getUint32(72, true);
     }
+    const labelBytes = version === 1 ? 0 : view.getUint32(LABELS_AT, true);
+    if (labelBytes > MAX_LABELS_BYTES) throw storeError('E_HEADER', `a label table of ${labelBytes} bytes is over ${MAX_LABELS_BYTES}`);
     const buckets = 2 ** this.indexBits;
-    if (recordsOffset !== indexOffset + BigInt((buckets + 1) * 8)) throw storeError('E_HEADER', 'records offset does not follow the index');
+    if (recordsOffset !== indexOffset + BigInt((buckets + 1) * 8 + labelBytes)) throw storeError('E_HEADER', 'records offset does not follow the index and label table');
     const expected = recordsOffset + count * BigInt(this.recordSize);
     if (BigInt(this.size) < expected) throw storeError('E_TRUNCATED', `expected ${expected} bytes, found ${this.size}`);
     if (BigInt(this.size) > expected) throw storeError('E_TRAILING', `expected ${expected} bytes, found ${this.size}`);
@@ -230,6 +274,9 @@ export class StoreReader {
     /** @type {number} */
     this.recordsOffset = Number(recordsOffset);
     const index = await this.#read(headerSize, (buckets + 1) * 8);
+    const table = labelBytes > 0 ? await this.#read(headerSize + (buckets + 1) * 8, labelBytes) : null;
+    /** @type {string[] | null} the threat labels of a labelled store (each record's count is its label's index) */
+    this.labels = table ? parseLabelTable(table) : null;
     const iv = new DataView(index.buffer);
     /** @type {Float64Array} */
     this.index = new Float64Array(buckets + 1);
@@ -247,6 +294,7 @@ export class StoreReader {
     const sha = createHash('sha256');
     sha.update(header.subarray(16));
     sha.update(index);
+    if (table) sha.update(table);
     const recordError = indexError === null ? this.#recordChecker() : null;
     const piece = Math.max(this.recordSize, Math.floor((1 << 22) / this.recordSize) * this.recordSize);
     for (let at = this.recordsOffset; at < this.size; at += piece) {
@@ -256,6 +304,7 @@ export class StoreReader {
     }
     if (compareBytes(sha.digest().subarray(0, 8), header.subarray(8, 16)) !== 0) throw storeError('E_CHECKSUM', 'checksum mismatch');
     if (indexError !== null) throw storeError('E_HEADER', indexError);
+    if (table && this.labels === null) throw storeError('E_HEADER', 'the label table is not 1 to 256 distinct labels of 1 to 64 bytes, each ended by LF');
     if (recordError?.error) throw storeError(recordError.error.code, recordError.error.message);
   }
 
@@ -264,6 +313,7 @@ export class StoreReader {
   // bits decide order for nearly every pair; only equal ones compare further.
   #recordChecker() {
     const { recordSize, hashBytes, indexBits, index } = this;
+    const labels = this.labels?.length ?? 0;
     const previous = new Uint8Array(hashBytes);
     const shift = 32 - indexBits;
     let i = 0; // records seen
@@ -300,6 +350,13 @@ export class StoreReader {
           if ((indexBits === 0 ? 0 : top >>> shift) !== bucket) {
             fail('E_INDEX', `record ${i} is not in index bucket ${bucket}, where the index puts it`);
             return;
+          }
+          if (labels > 0) {
+            const value = ((bytes[at + hashBytes] << 24) | (bytes[at + hashBytes + 1] << 16) | (bytes[at + hashBytes + 2] << 8) | bytes[at + hashBytes + 3]) >>> 0;
+            if (value >= labels) {
+              fail('E_VALUE', `record ${i} has value ${value}, past the ${labels} labels`);
+              return;
+            }
           }
           previousTop = top;
         }

@@ -18,10 +18,13 @@ import { authorityOf, checkReply, endpointUrl, fetchProof, listOf, manifestOf, t
 import { checkTimeout, privateGet } from './http.js';
 import { blockDigits, hashesLeafRecords } from './merkle.js';
 import { urlCandidates } from './filter.js';
+import { labelOf, valueMeaningOf, valueOfKey } from './values.js';
 import * as wasm from './wasm/index.js';
 
 const MAX_HASHES_REPLY_BYTES = 1 << 20;
 const FULL_HASH = /^[0-9a-f]{64}$/;
+/** A labelled endpoint's row: the hash and its value, the index of its threat label in the manifest. */
+const VALUED_HASH = /^([0-9a-f]{64}):(\d{1,3})$/;
 const NOT_FOUND = new Set([404]);
 
 function requireReady() {
@@ -123,9 +126,15 @@ async function checkUrlNow(url, options) {
   const keys = trustOf(options, filter, 'checkUrl');
   const input = requireUrlString(url, 'checkUrl');
   await wasm.ready();
-  const candidates = urlCandidates(filter, input).map(({ expression, digest }) => ({ expression, hex: hexOf(digest) }));
-  if (candidates.length === 0) return { listed: false, expression: null, escalated: false, confirmed: true };
-  if (hashesUrl === undefined) return { listed: true, expression: candidates[0].expression, escalated: false, confirmed: false };
+  const candidates = urlCandidates(filter, input).map(({ expression, digest }) => ({ expression, digest, hex: hexOf(digest) }));
+  // A value filter's threat label for a candidate: exact for a listed one, arbitrary for a false positive.
+  const meaning = valueMeaningOf(filter);
+  const localThreat = (candidate) => (meaning ? labelOf(meaning, valueOfKey(filter, candidate.digest)) : null);
+  const threatField = (threat) => (meaning ? { threat } : {});
+  if (candidates.length === 0) return { listed: false, expression: null, escalated: false, confirmed: true, ...threatField(null) };
+  if (hashesUrl === undefined) {
+    return { listed: true, expression: candidates[0].expression, escalated: false, confirmed: false, ...threatField(localThreat(candidates[0])) };
+  }
 
   const request = { fetch: options.fetch ?? globalThis.fetch, signal, timeoutMs, endpoint: String(hashesUrl) };
   // URL endpoints are bloomgate's own protocol: a "none listed" counts only with a manifest (endpoint.js).
@@ -151,17 +160,23 @@ async function checkUrlNow(url, options) {
       }
       replies.set(prefix, await fetchFullHashes(hashesUrl, prefix, request, manifest));
     }
-    if (replies.get(prefix).has(hex)) return { listed: true, expression, escalated: true, confirmed: true };
+    const reply = replies.get(prefix);
+    if (reply.has(hex)) {
+      // The endpoint's label when it carries them (its manifest's values), else the filter's.
+      const value = reply.get(hex);
+      const threat = manifest.values?.meaning === 'threat' ? labelOf(manifest.values, value) : localThreat({ digest: hexToBytes(hex) });
+      return { listed: true, expression, escalated: true, confirmed: true, ...(meaning || manifest.values ? { threat } : {}) };
+    }
   }
   if (authority) {
     // No candidate listed: every reply's "none" must reach the signed root.
     for (const [prefix, hashes] of replies) {
       const proof = await proofs.get(prefix.slice(0, blockDigits(authority.shape)));
-      const records = [...hashes].sort().map((hash) => ({ hash: hexToBytes(hash) }));
+      const records = [...hashes.keys()].sort().map((hash) => ({ hash: hexToBytes(hash) }));
       checkReply(authority, prefix, hashesLeafRecords(records), proof, String(hashesUrl));
     }
   }
-  return { listed: false, expression: null, escalated: true, confirmed: true };
+  return { listed: false, expression: null, escalated: true, confirmed: true, ...threatField(null) };
 }
 
 function hexToBytes(hex) {
@@ -178,16 +193,22 @@ async function fetchFullHashes(hashesUrl, prefix, request, manifest) {
     // A static export writes files only for prefixes that have hashes; its manifest says so.
     passStatuses: manifest.notFound === 'empty' ? NOT_FOUND : undefined,
   });
-  const hashes = new Set();
+  /** @type {Map<string, number | null>} hash -> value (null: the endpoint carries none) */
+  const hashes = new Map();
   if (status === 404) return hashes;
+  const labels = manifest.values?.meaning === 'threat' ? manifest.values.labels.length : 0;
   const lines = text.split(/\r?\n/);
   if (lines[lines.length - 1] === '') lines.pop();
   lines.forEach((line, i) => {
-    const hash = line.toLowerCase();
-    if (!FULL_HASH.test(hash) || !hash.startsWith(prefix)) {
+    const row = line.toLowerCase();
+    // A labelled endpoint's rows carry a value below its label count; anyone else's are bare hashes.
+    const valued = labels > 0 ? VALUED_HASH.exec(row) : null;
+    const hash = valued ? valued[1] : row;
+    const value = valued ? Number(valued[2]) : null;
+    if ((labels > 0 ? !valued || /** @type {number} */ (value) >= labels : !FULL_HASH.test(hash)) || !hash.startsWith(prefix)) {
       throw new BloomgateError('E_ESCALATION', `malformed hashes reply at line ${i + 1}`);
     }
-    hashes.add(hash);
+    hashes.set(hash, value);
   });
   return hashes;
 }

@@ -21,6 +21,8 @@ import { defaultShards, FUSE_KINDS, FusePart, isSharded, SHARD_KEYS, SHARD_OPTIO
 import { DigestKeyFilter } from './digest-keys.js';
 import { loadFilterFile } from './filter-file.js';
 import { fileIdentity, refuseToOverwrite, sameFile } from './overwrite.js';
+import { bucketsMetadata, LabelSet, labelsMetadata, parseBuckets, parseValueBits, valueBitsFor, valueKind, VALUE_KIND } from './values.js';
+import { bitsFor, bucketOf, MAX_CLASSES, MAX_VALUE_BITS } from '../values.js';
 
 // The core's kinds (BG_KIND_LIST), with 'fuse' (fuse8 or fuse16 by the error rate) before its two widths.
 export const KINDS = [...[...KIND_IDS.keys()].flatMap((name) => (name === 'fuse8' ? ['fuse', name] : [name])), 'smallest'];
@@ -38,6 +40,8 @@ const OPTIONS = {
   seed: { type: 'string' },
   format: { type: 'string' },
   'min-count': { type: 'string' },
+  buckets: { type: 'string' },
+  'value-bits': { type: 'string' },
   kind: { type: 'string' },
   description: { type: 'string' },
   created: { type: 'boolean' },
@@ -70,7 +74,21 @@ export function buildOptions(argv) {
       throw usageError('--list-id-from names the filter after the store that answers its "maybe": it needs --format hibp or --format urls');
     }
   }
-  const kind = parseChoice('kind', values.kind ?? 'classic', KINDS);
+  let kind = parseChoice('kind', values.kind ?? 'classic', KINDS);
+  // Values per key (values.js): --buckets (hibp), or a threat column (urls, seen in run()).
+  const valueBits = values['value-bits'] === undefined ? undefined : parseValueBits(values['value-bits']);
+  let buckets;
+  if (values.buckets !== undefined) {
+    if (format !== 'hibp') throw usageError('--buckets applies only to --format hibp (each hash\'s COUNT bucket is its value)');
+    buckets = parseBuckets(values.buckets);
+    kind = valueKind(values.kind, '--buckets');
+    valueBitsFor(buckets.length, valueBits, `${buckets.length} buckets`);
+    if (values['min-count'] !== undefined && parseNonNegativeInteger('min-count', values['min-count']) !== buckets[0]) {
+      throw usageError(`--min-count ${values['min-count']} contradicts --buckets: rows below the first bound (${buckets[0]}) are dropped, so it is the threshold (leave --min-count out)`);
+    }
+  } else if (valueBits !== undefined && format !== 'urls') {
+    throw usageError('--value-bits sets the width of values: it needs --buckets (--format hibp) or a threat column (--format urls)');
+  }
   return {
     input: positionals[0],
     output: values.output,
@@ -93,7 +111,12 @@ export function buildOptions(argv) {
     like: values.like,
     given: { kind: values.kind !== undefined, capacity: values.capacity !== undefined, errorRate: values['error-rate'] !== undefined,
       seed: values.seed !== undefined, listId: values['list-id'] !== undefined, generation: values.generation !== undefined },
-    minCount: format !== 'hibp' ? 0 : values['min-count'] === undefined ? DEFAULT_MIN_COUNT : parseNonNegativeInteger('min-count', values['min-count']),
+    minCount: format !== 'hibp' ? 0 : buckets !== undefined ? buckets[0]
+      : values['min-count'] === undefined ? DEFAULT_MIN_COUNT : parseNonNegativeInteger('min-count', values['min-count']),
+    buckets,
+    valueBits: buckets !== undefined ? valueBitsFor(buckets.length, valueBits, `${buckets.length} buckets`) : valueBits,
+    /** @type {LabelSet | null} urls with a threat column: its labels (set in run()) */
+    labels: null,
     description: values.description,
     created: values.created ? createdTimestamp() : undefined,
     skipInvalid: Boolean(values['skip-invalid']),
@@ -144,24 +167,28 @@ export async function run(argv) {
     if (options.format === 'urls') {
       await init();
       options.urlKey = await urlKeyFunction();
+      await detectLabels(/** @type {InputSource} */ (input), options);
     }
     let capacity = options.capacity;
     /** @type {RecordReader | null} */
     let counted = null;
     let countAfter = false; // a fuse filter in one pass: its capacity is the count, set at the end
-    if (capacity === undefined) {
+    // A threat column without --value-bits: the labels are counted first, whatever --capacity says.
+    const countLabels = options.labels !== null && options.valueBits === undefined;
+    if (capacity === undefined || countLabels) {
       if (!input.rereadable) {
         progress.start('reading', undefined);
         await /** @type {InputSource} */ (input).bufferAll((bytes) => progress.update(bytes, 0)); // a directory is rereadable
       }
-      const bound = onePassFuseBound(input, options);
+      const bound = countLabels ? 0 : onePassFuseBound(input, options);
       if (bound > 0) {
         capacity = bound;
         countAfter = true;
       } else {
         counted = new RecordReader(options.format, { ...options, onKey: null });
         await readRecords(input, counted, progress, 'counting');
-        capacity = Math.max(1, counted.items);
+        capacity ??= Math.max(1, counted.items);
+        if (options.labels !== null) options.valueBits ??= bitsFor(Math.max(1, options.labels.size));
       }
     }
 
@@ -175,7 +202,7 @@ export async function run(argv) {
     if (options.shard !== null) filter = await FusePart.create({ create, metadata, shard: options.shard, seed: options.seed });
     else if (isSharded(options, capacity)) {
       filter = await ShardedFuse.create({ create, metadata, shards: options.shards ?? defaultShards(capacity), jobs: options.jobs, output: options.output, seed: options.seed });
-    } else if (options.format === 'hibp') {
+    } else if (options.format === 'hibp' && options.buckets === undefined) {
       // hibp keys are the decoded SHA-1 digests, stored as they are, 4,096 a
       // call (digest-keys.js): 2.5-3x faster a key than one addKey() call each
       // (4M random keys here: classic 160-200 -> 65 ns, fuse 105 -> 36 ns).
@@ -187,21 +214,40 @@ export async function run(argv) {
     // streamed to disk in bounded memory (store-writer.js).
     if (storeOutput) {
       storeWriter = new StoreWriter(storeOutput, {
-        hashType: STORE_HASH[options.format], listId: options.listId, generation: options.generation,
+        hashType: STORE_HASH[options.format], listId: options.listId, generation: options.generation, labelled: options.labels !== null,
         minCount: Math.min(options.minCount, 0xffffffff), progress,
         // Bytes of records sorted in memory at a time (default 64 MiB); smaller values test the merge.
         ...(Number(process.env.BLOOMGATE_STORE_RUN_BYTES) > 0 && { runBytes: Number(process.env.BLOOMGATE_STORE_RUN_BYTES) }),
       });
     }
     const store = storeWriter;
-    const addKey = store
-      ? (key, count) => {
-        target.addKey(key);
-        store.add(key, count);
-      }
-      : (key) => target.addKey(key);
-    const onKey = options.format === 'lines' ? (item) => target.add(item) : addKey;
-    const reader = new RecordReader(options.format, { ...options, onKey, onKeys: options.format === 'hibp' ? keyBatches(target, store) : null });
+    let reader;
+    if (options.buckets !== undefined) {
+      // Values per key: each hash's value is its COUNT's bucket (rows below the first bound are
+      // dropped before: the first bound is minCount); the store keeps the COUNT itself.
+      const buckets = options.buckets;
+      const onKey = (key, count) => {
+        target.addKey(key, bucketOf(buckets, count));
+        store?.add(key, count);
+      };
+      reader = new RecordReader(options.format, { ...options, onKey, onKeys: null });
+    } else if (options.labels !== null) {
+      // Values per key: each URL's value is its threat label's index; a labelled store keeps it as the count.
+      const onKey = (key, value) => {
+        target.addKey(key, value);
+        store?.add(key, value);
+      };
+      reader = new RecordReader(options.format, { ...options, onKey });
+    } else {
+      const addKey = store
+        ? (key, count) => {
+          target.addKey(key);
+          store.add(key, count);
+        }
+        : (key) => target.addKey(key);
+      const onKey = options.format === 'lines' ? (item) => target.add(item) : addKey;
+      reader = new RecordReader(options.format, { ...options, onKey, onKeys: options.format === 'hibp' ? keyBatches(target, store) : null });
+    }
     await readRecords(input, reader, progress, 'adding');
     progress.clear();
     if (options.like !== undefined && reader.items > capacity) {
@@ -219,7 +265,7 @@ export async function run(argv) {
       fileBytes = typeof filter.serializeTo === 'function' ? filter.serializeTo(write) : serializeTo(filter, write);
     }
     if (storeWriter) {
-      const { count } = await storeWriter.finish();
+      const { count } = await storeWriter.finish(options.labels !== null ? options.labels.labels : undefined);
       await storeOutput.commit();
       storeSummary = { bytes: storeOutput.bytesCommitted, records: count };
     }
@@ -305,7 +351,7 @@ async function likePrevious(BloomFilter, options) {
     previous.free();
   }
   const where = `--like ${quote(options.like)}`;
-  if (stats.kind === 'fuse8' || stats.kind === 'fuse16') {
+  if (stats.kind === 'fuse8' || stats.kind === 'fuse16' || stats.kind === VALUE_KIND) {
     throw usageError(`${where}: a fuse filter is rebuilt whole for each generation (its layout depends on every key); build it with --list-id and --generation instead`);
   }
   if (/^0+$/.test(stats.listId)) throw usageError(`${where}: that filter names no list; build generation 0 with --list-id HEX32 (or --store) first`);
@@ -380,6 +426,42 @@ function refuseToOverwriteInput(input, options) {
     const [[, a], [, b]] = outputs;
     if (resolve(a) === resolve(b) || sameFile(fileIdentity(a), fileIdentity(b))) throw usageError('--store and --output must be different files');
   }
+}
+
+/**
+ * --format urls: is there a threat column (a tab on the first non-empty line)? Then every line
+ * is `URL<TAB>THREAT`, the filter stores values (fuse4) and the labels go in a LabelSet. A pipe
+ * is read into memory first, to be read again.
+ * @param {InputSource} input
+ * @param {BuildOptions} options
+ */
+async function detectLabels(input, options) {
+  if (!input.rereadable) await input.bufferAll();
+  let labelled = null;
+  for await (const chunk of input.chunks()) {
+    let start = 0;
+    while (labelled === null && start < chunk.length) {
+      let end = chunk.indexOf(10, start);
+      const complete = end >= 0;
+      if (!complete) end = chunk.length;
+      let i = start;
+      while (i < end && chunk[i] === 13) i++;
+      if (end > i) labelled = chunk.subarray(start, end).includes(9);
+      else if (!complete) break;
+      start = end + 1;
+    }
+    if (labelled !== null) break;
+  }
+  if (!labelled) {
+    if (options.valueBits !== undefined) throw usageError('--value-bits: the input has no threat column (--format urls takes URL<TAB>THREAT lines for values)');
+    return;
+  }
+  const given = options.given.kind ? options.kind : undefined;
+  options.kind = valueKind(given, 'a threat column (--format urls, URL<TAB>THREAT lines)');
+  const r = options.valueBits;
+  options.labels = r === undefined
+    ? new LabelSet(MAX_CLASSES, `${MAX_CLASSES}, the most a value holds (2^${MAX_VALUE_BITS}: at most ${MAX_VALUE_BITS} bits)`)
+    : new LabelSet(2 ** r, `2^${r} = ${2 ** r}, what --value-bits ${r} holds (at most ${MAX_VALUE_BITS} bits)`);
 }
 
 /** A urls line's key: SHA-256 of its most specific expression, as the core's url encoding adds it. */
@@ -471,6 +553,8 @@ function describeBuild(input, options, reader) {
     ...(reader && { items: reader.items, skipped: reader.skipped }),
     ...(options.format === 'hibp' && { minCount: options.minCount }),
     ...(options.created !== undefined && { created: options.created }),
+    ...(options.buckets !== undefined && { values: bucketsMetadata(options.buckets) }),
+    ...(options.labels !== null && options.labels.size > 0 && { values: labelsMetadata(options.labels.labels) }),
   };
 }
 
@@ -484,6 +568,7 @@ function filterSettings(options, capacity, metadata, keyEncoding = KEY_ENCODING[
     ...(options.listId !== undefined && { listId: options.listId }),
     ...(options.generation !== 0 && { generation: options.generation }),
     ...(metadata !== undefined && { metadata }),
+    ...(options.valueBits !== undefined && { valueBits: options.valueBits }),
   };
 }
 
@@ -544,6 +629,8 @@ function report(options, reader, filter, fileBytes, store) {
       `target error rate ${stats.errorRate}, m = ${formatCount(stats.m)} bits, k = ${stats.k}`,
   ];
   if (typeof filter.summary === 'function') lines.push(filter.summary());
+  if (options.buckets !== undefined) lines.push(`values: ${options.valueBits} bits per key, seen at least ${options.buckets.join(' / ')} times`);
+  else if (options.labels !== null) lines.push(`values: ${options.valueBits} bits per key, threat ${options.labels.labels.join(' / ')}`);
   if (store) {
     lines.push(`wrote ${options.store} (${formatBytes(store.bytes)}): ${formatCount(store.records)} records, ` +
       `list id ${options.listId ?? '0'.repeat(32)}, generation ${options.generation}`);

@@ -33,7 +33,7 @@ const EXIT_BY_CLASS = { data: EXIT.DATA, usage: EXIT.USAGE, resource: EXIT.NO_ME
 /** @type {Map<string, number>} */
 const EXIT_BY_CODE = new Map(/** @type {Array<[string, number]>} */ ([
   ...STATUSES.map((status) => [status.name, EXIT_BY_CLASS[status.class]]),
-  ['E_INPUT', EXIT.DATA], ['E_ORDER', EXIT.DATA], ['E_INDEX', EXIT.DATA],
+  ['E_INPUT', EXIT.DATA], ['E_ORDER', EXIT.DATA], ['E_INDEX', EXIT.DATA], ['E_VALUE', EXIT.DATA],
 ]));
 
 const SYSTEM_REASONS = {

@@ -262,7 +262,9 @@ async function exportUrlHashes(store, dir) {
       files++;
     }
   };
-  for await (const { hash } of store.records()) {
+  // A labelled store's rows carry each hash's value (its label's index): `HASH:VALUE`.
+  const labelled = store.labels !== null;
+  for await (const { hash, count } of store.records()) {
     const full = hex(hash).toLowerCase();
     const prefix = full.slice(0, 8);
     if (prefix !== current) {
@@ -270,7 +272,7 @@ async function exportUrlHashes(store, dir) {
       current = prefix;
       lines = [];
     }
-    lines.push(full);
+    lines.push(labelled ? `${full}:${count}` : full);
   }
   flush();
   return files;

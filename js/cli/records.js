@@ -3,11 +3,13 @@
 //   lines  every non-empty line is an item; its bytes are the key (UTF-8 as typed)
 //   hibp   `SHA1HEX:COUNT` (Have I Been Pwned dump); the key is the 20 decoded bytes
 //   urls   a URL or a Safe Browsing expression ("evil.example/", "evil.example/login");
-//          the key is the SHA-256 of its most specific canonical expression
+//          the key is the SHA-256 of its most specific canonical expression; with values
+//          (js/cli/values.js) each line is `URL<TAB>THREAT`, the threat label's index its value
 // Malformed lines stop the build with their line number, or with --skip-invalid
 // are counted and skipped.
-import { CliError, EXIT, inputError } from './errors.js';
+import { CliError, EXIT, inputError, usageError } from './errors.js';
 import { excerpt, MAX_LINE_BYTES } from './lines.js';
+import { MAX_LABEL_BYTES, validLabel } from '../values.js';
 
 export const FORMATS = ['lines', 'hibp', 'urls'];
 /**
@@ -29,6 +31,7 @@ const BOM = [0xef, 0xbb, 0xbf];
 const ZERO = 0x30;
 const LF = 10;
 const CR = 13;
+const TAB = 9;
 const REMEMBERED_LINE_NUMBERS = 5;
 const KEY_BYTES = 20;
 /** Keys handed to onKeys at a time (hibp). */
@@ -113,15 +116,17 @@ export class RecordReader {
    * @param {'lines'|'hibp'|'urls'} format
    * @param {{ minCount?: number, skipInvalid?: boolean, onKey?: ((key: Uint8Array, count: number) => void) | null,
    *   onKeys?: ((keys: Uint8Array, counts: Float64Array, n: number) => void) | null,
-   *   urlKey?: ((url: string) => Uint8Array) | null }} options
+   *   urlKey?: ((url: string) => Uint8Array) | null, labels?: import('./values.js').LabelSet | null }} options
    *   onKey receives each key to insert (a view valid only during the call) and
    *   its count (1 outside hibp); null when only counting. urlKey turns a urls
    *   line into its key, throwing E_URL for a URL that cannot be canonicalized.
    *   onKeys (hibp, instead of onKey) receives the keys in batches of up to
    *   KEY_BATCH: key i is keys[20 i, 20 i + 20), its COUNT counts[i]; both
    *   valid only during the call. Call flush() after the last line.
+   *   labels (urls): every line is `URL<TAB>THREAT`, and onKey's second argument is the
+   *   label's value; without it a line with a tab is an error (the first line had no label).
    */
-  constructor(format, { minCount = 0, skipInvalid = false, onKey = null, onKeys = null, urlKey = null }) {
+  constructor(format, { minCount = 0, skipInvalid = false, onKey = null, onKeys = null, urlKey = null, labels = null }) {
     this.format = format;
     this.minCount = minCount;
     this.skipInvalid = skipInvalid;
@@ -141,6 +146,7 @@ export class RecordReader {
     this.invalidLineNumbers = []; // the first few, for the report
     this.key = new Uint8Array(20);
     this.urlKey = urlKey;
+    this.labels = labels;
     // Per-prefix files (a downloader directory): the file's name and its 5 prefix digits.
     this.file = null;
     this.prefix = null;
@@ -269,17 +275,49 @@ export class RecordReader {
       this.empty++;
       return;
     }
+    let tab = -1;
+    for (let i = start; i < end; i++) {
+      if (buffer[i] === TAB) {
+        tab = i;
+        break;
+      }
+    }
+    let value = 1;
+    /** @type {string | null} */
+    let label = null;
+    const urlEnd = tab < 0 ? end : tab;
+    if (this.labels === null) {
+      if (tab >= 0) return this.#reject(lineNumber, `a second, tab-separated column (a threat label), but the first line has none: label every line or none, got ${excerpt(buffer, start, end, false)}`);
+    } else {
+      if (tab < 0) return this.#reject(lineNumber, `expected URL<TAB>THREAT (the first line has a threat label), got ${excerpt(buffer, start, end, false)}`);
+      try {
+        label = utf8.decode(buffer.subarray(tab + 1, end));
+      } catch {
+        return this.#reject(lineNumber, 'the threat label is not UTF-8');
+      }
+      if (label.includes('\t')) return this.#reject(lineNumber, `expected URL<TAB>THREAT, got more than two columns: ${excerpt(buffer, start, end, false)}`);
+      if (tab === start) return this.#reject(lineNumber, 'no URL before the threat label');
+      if (!validLabel(label)) return this.#reject(lineNumber, `threat label ${excerpt(buffer, tab + 1, end, false)} is not 1 to ${MAX_LABEL_BYTES} bytes without control characters`);
+    }
     let key;
     try {
-      key = /** @type {(url: string) => Uint8Array} */ (this.urlKey)(utf8.decode(buffer.subarray(start, end))); // urls readers get one
+      key = /** @type {(url: string) => Uint8Array} */ (this.urlKey)(utf8.decode(buffer.subarray(start, urlEnd))); // urls readers get one
     } catch (/** @type {any} */ error) {
       if (error instanceof TypeError || error?.code === 'E_URL') {
         return this.#reject(lineNumber, `not a URL or expression: ${excerpt(buffer, start, end, false)}`);
       }
       throw error;
     }
+    if (label !== null && this.labels !== null) {
+      const known = this.labels.values.get(label);
+      if (known !== undefined) value = known;
+      else if (this.labels.size >= this.labels.limit) {
+        // More classes than the values can tell apart: the build cannot go on, whatever --skip-invalid says.
+        throw usageError(`${this.#where(lineNumber)}: threat label ${JSON.stringify(label)} is label ${this.labels.size + 1}, more than ${this.labels.limitText}`);
+      } else value = this.labels.valueOf(label);
+    }
     this.items++;
-    if (this.onKey !== null) this.onKey(key, 1);
+    if (this.onKey !== null) this.onKey(key, value);
   };
 
   #hibpLine = (buffer, start, end, lineNumber, tooLong) => {

@@ -23,7 +23,7 @@ import { unlink } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { endianness } from 'node:os';
 
-import { HASH_TYPES, MAX_INDEX_BITS, STORE_HEADER_SIZE, storeHeader } from '../store.js';
+import { HASH_TYPES, MAX_INDEX_BITS, MAX_LABELS_BYTES, STORE_HEADER_SIZE, storeHeader } from '../store.js';
 import { cannotCreate } from './errors.js';
 import { forgetTemporary, temporaryPath, trackTemporary } from './output.js';
 
@@ -166,20 +166,23 @@ export class StoreWriter {
   /**
    * @param {import('./output.js').AtomicOutput} output
    * @param {{ hashType: 'sha1'|'sha256', listId?: string, generation?: number, minCount?: number,
-   *   progress?: import('./progress.js').Progress | null, runBytes?: number }} options
+   *   progress?: import('./progress.js').Progress | null, runBytes?: number, labelled?: boolean }} options
+   *   labelled: a store of threat labels (finish(labels)): each record's count is its value, and
+   *   room is kept for the label table between the index and the records.
    */
-  constructor(output, { hashType, listId, generation = 0, minCount = 0, progress = null, runBytes = RUN_BYTES }) {
+  constructor(output, { hashType, listId, generation = 0, minCount = 0, progress = null, runBytes = RUN_BYTES, labelled = false }) {
     const type = HASH_TYPES[hashType];
     if (!type) throw new TypeError(`hashType must be 'sha1' or 'sha256', got ${hashType}`);
     storeHeader({ hashType, count: 0, listId, generation, minCount }); // validate the identity now
     this.output = output;
-    this.identity = { hashType, listId, generation, minCount };
+    this.identity = { hashType, listId, generation, minCount, labels: /** @type {string[] | undefined} */ (undefined) };
+    this.recordsStart = RESERVED_RECORDS_OFFSET + (labelled ? MAX_LABELS_BYTES : 0);
     this.hashBytes = type.bytes;
     this.recordSize = type.bytes + COUNT_BYTES;
     this.progress = progress;
     this.runRecords = Math.max(2, Math.min(2 ** 24, Math.floor(runBytes / this.recordSize)));
     /** @type {SortedSink | null} */
-    this.sink = new SortedSink(output.fd, output.temporaryPath, this.recordSize, this.hashBytes, RESERVED_RECORDS_OFFSET, true);
+    this.sink = new SortedSink(output.fd, output.temporaryPath, this.recordSize, this.hashBytes, this.recordsStart, true);
     this.sorted = true; // every record so far came in order
     this.runs = []; // { path, fd, start, end } sorted runs on disk
     this.temporaries = []; // paths to remove at the end
@@ -273,8 +276,13 @@ export class StoreWriter {
     this.progress?.setNote(null);
   }
 
-  /** Write the store: merge the runs if any, then the header, index and checksum. */
-  async finish() {
+  /**
+   * Write the store: merge the runs if any, then the header, index and checksum. A labelled
+   * store gets its `labels` (every record's count is below their number: the caller's check).
+   * @param {string[]} [labels]
+   */
+  async finish(labels) {
+    this.identity.labels = labels;
     let sink = /** @type {SortedSink} */ (this.sink); // null only when not sorted, and replaced then
     if (!this.sorted) {
       this.#writeRun();
@@ -311,7 +319,7 @@ export class StoreWriter {
       runs = [...runs.slice(MAX_FAN_IN), { path, fd, start: 0, end: sink.position, owned: true }];
     }
     const { path, fd } = this.#newTemporary('merged');
-    const sink = new SortedSink(fd, path, this.recordSize, this.hashBytes, RESERVED_RECORDS_OFFSET, true);
+    const sink = new SortedSink(fd, path, this.recordSize, this.hashBytes, this.recordsStart, true);
     this.#merge(runs, sink, 'merging', total);
     sink.finish();
     this.#release(runs);
@@ -376,7 +384,7 @@ export class StoreWriter {
   // index ends, and the checksum over everything after it.
   #finalize(sink) {
     const { fd, path, count, histogram } = sink;
-    const { header, indexBits, recordsOffset } = storeHeader({ ...this.identity, count });
+    const { header, indexBits, recordsOffset, labelTable } = storeHeader({ ...this.identity, count });
     const buckets = 2 ** indexBits;
     const index = new Uint8Array((buckets + 1) * 8);
     const view = new DataView(index.buffer);
@@ -390,13 +398,14 @@ export class StoreWriter {
     const sha = createHash('sha256');
     sha.update(header.subarray(16));
     sha.update(index);
+    sha.update(labelTable);
     const bytes = count * this.recordSize;
     const chunk = new Uint8Array(Math.floor(WRITE_BYTES / this.recordSize) * this.recordSize);
-    const shift = RESERVED_RECORDS_OFFSET - recordsOffset;
+    const shift = this.recordsStart - recordsOffset;
     this.progress?.start('writing', bytes);
     for (let done = 0; done < bytes; done += chunk.length) {
       const n = Math.min(chunk.length, bytes - done);
-      readFully(fd, path, chunk, n, RESERVED_RECORDS_OFFSET + done);
+      readFully(fd, path, chunk, n, this.recordsStart + done);
       if (shift > 0) writeAll(fd, path, chunk, n, recordsOffset + done);
       sha.update(n === chunk.length ? chunk : chunk.subarray(0, n));
       this.progress?.update(done + n, (done + n) / this.recordSize);
@@ -411,6 +420,7 @@ export class StoreWriter {
     header.set(sha.digest().subarray(0, 8), 8);
     writeAll(fd, path, header, header.length, 0);
     writeAll(fd, path, index, index.length, STORE_HEADER_SIZE);
+    if (labelTable.length > 0) writeAll(fd, path, labelTable, labelTable.length, recordsOffset - labelTable.length);
     this.progress?.clear();
   }
 
