@@ -1,8 +1,9 @@
 /**
  * End-to-end (issue 9, item 3): `bloomgate export-ranges` output served by
- * ordinary static hosts works out of the box, in Debian's headless Chromium,
- * from a page that imports the library and calls checkPassword / checkUrl with
- * default options:
+ * ordinary static hosts works out of the box, in each engine of
+ * tests/browser/engines/ (Chromium, Firefox and WebKit, the same assertions in
+ * each), from a page that imports the library and calls checkPassword /
+ * checkUrl with default options:
  *
  *   - Debian nginx, its default configuration plus the snippet export-ranges
  *     wrote (bloomgate-nginx.conf), page on another origin;
@@ -22,9 +23,14 @@
  *
  * The lists come from `bloomgate build --store` and `bloomgate export-ranges`
  * (2^20 range files, once in `before`, on tmpfs when /dev/shm is one: about
- * 30 s there, 1-5 min on a loaded disk). Run: node --test tests/browser/static-hosts.test.mjs
- * (needs /usr/bin/chromium or BG_CHROMIUM; nginx at /usr/sbin/nginx or
- * BG_NGINX and python3 or BG_PYTHON, each skipped with a reason when absent).
+ * 30 s there, 1-5 min on a loaded disk); the hosts start once and serve every
+ * engine. What reached a host is read from its own log (nginx's access log,
+ * python's stderr, the node servers' records), never from the browser.
+ *
+ * Run: node --test tests/browser/static-hosts.test.mjs (some engines:
+ * BG_ENGINES=firefox,webkit). nginx at /usr/sbin/nginx or BG_NGINX and python3
+ * or BG_PYTHON, each skipped with a reason when absent; a browser that is not
+ * installed is skipped with the reason unless BLOOMGATE_REQUIRE_BROWSERS=1.
  */
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, statfsSync } from 'node:fs';
@@ -36,12 +42,12 @@ import { after, before, describe, it } from 'node:test';
 import { storeManifest } from '../../js/endpoint.js';
 import { startReferenceServer } from '../../js/server.js';
 import { parseHexPrefix, rangeReply, StoreReader } from '../../js/store.js';
-import { CHROMIUM, launch } from './browser.mjs';
+import { ENGINES, launchEngine, skipUnless } from './engines/index.mjs';
 import { buildLists, candidatePrefixes, root, runCli, sha1Hex } from './helpers/fixtures.mjs';
 import { hasNginx, hasPython, startCorsOnly, startNginx, startPython } from './helpers/hosts.mjs';
-import { check, libraryMounts, openTestPage, PAGE_HTML } from './helpers/page.mjs';
+import { check, libraryMounts, loadTestPage, PAGE_HTML } from './helpers/page.mjs';
 
-const hasChromium = existsSync(CHROMIUM);
+const chosen = (process.env.BG_ENGINES ?? ENGINES.join(',')).split(',').map((name) => name.trim()).filter(Boolean);
 const python = await hasPython();
 const TMPFS_MAGIC = 0x01021994;
 
@@ -61,14 +67,12 @@ let pageServer;
 let nginx = null;
 let pythonHost = null;
 let corsOnly = null;
-let browser;
 /** The 8-hex prefixes the clean URL escalates with, and the listed URL's. */
 let cleanUrlPrefixes;
 
 const state = { pageOrigin: null };
 
 before(async () => {
-  if (!hasChromium) return;
   base = await mkdtemp(join(scratchRoot(), 'bloomgate-static-hosts-'));
   chmodSync(base, 0o755); // nginx workers run as www-data
   lists = await buildLists(join(base, 'lists'));
@@ -148,11 +152,9 @@ before(async () => {
   }
   if (python) pythonHost = await startPython(site);
   corsOnly = await startCorsOnly(site);
-  browser = await launch();
 }, { timeout: 420000 });
 
 after(async () => {
-  await browser?.close();
   await nginx?.close();
   await pythonHost?.close();
   await corsOnly?.close();
@@ -192,20 +194,20 @@ function assertNotClean(outcome, what) {
  * `host()` gives { endpoints, pageUrl, log }, `log()` what reached the host as
  * { method, path, addPadding } (addPadding undefined when the host cannot see headers).
  */
-function hostTests(host) {
-  // nginx writes its access log and python its stderr after the reply: give them a moment.
+function hostTests(host, tabOf) {
+  // nginx writes its access log after the reply: read until two reads 100 ms apart agree.
   const settled = async () => {
-    await new Promise((resolve) => setTimeout(resolve, 250));
-    return host().log();
-  };
-  async function withPage(fn) {
-    const { page, console: messages } = await openTestPage(browser.context, host().pageUrl);
-    try {
-      return await fn(page, messages);
-    } finally {
-      await page.close();
+    let seen = await host().log();
+    for (let i = 0; i < 50; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const again = await host().log();
+      if (again.length === seen.length) break;
+      seen = again;
     }
-  }
+    return seen;
+  };
+  /** The engine's one tab, navigated to the page again: a fresh document for each test. */
+  const withPage = async (fn) => fn(await loadTestPage(tabOf(), host().pageUrl));
 
   it('a listed password is breached, with its count', () => withPage(async (page) => {
     for (const { password, count } of lists.listedPasswords) {
@@ -291,19 +293,18 @@ function hostTests(host) {
   }));
 }
 
-describe('export-ranges output on ordinary static hosts, in Chromium', { skip: hasChromium ? false : `no Chromium at ${CHROMIUM}`, timeout: 600000 }, () => {
-  describe('Debian nginx: default configuration plus bloomgate-nginx.conf, page on another origin', { skip: hasNginx() ? false : 'no nginx (BG_NGINX)' }, () => {
-    const parse = (line) => {
-      const [method, path, padding, , status] = line.split(' ');
-      return { method, path, addPadding: padding.slice('add-padding='.length).replace(/^-$/, ''), status: Number(status) };
-    };
-    hostTests(() => ({
-      pageUrl: `${state.pageOrigin}/`,
-      endpoints: endpointsOf(nginx.origins[0], nginx.origins[1]),
-      log: async () => (await nginx.requests()).map(parse),
-    }));
+const nginxLine = (line) => {
+  const [method, path, padding, , status] = line.split(' ');
+  return { method, path, addPadding: padding.slice('add-padding='.length).replace(/^-$/, ''), status: Number(status) };
+};
+const pythonLine = (line) => {
+  const [method, path, status] = line.split(' ');
+  return { method, path, status: Number(status) };
+};
 
-    it('serves the range files as the snippet says: text/plain, CORS, nosniff (stock nginx would send application/octet-stream)', async () => {
+describe('export-ranges output on ordinary static hosts', { timeout: 900000 }, () => {
+  describe('what the hosts send (read by Node, no browser)', () => {
+    it('nginx serves the range files as the snippet says: text/plain, CORS, nosniff (stock nginx would send application/octet-stream)', { skip: hasNginx() ? false : 'no nginx (BG_NGINX)' }, async () => {
       const prefix = sha1Hex(lists.listedPasswords[0].password).slice(0, 5);
       const response = await fetch(`${nginx.origins[0]}/range/${prefix}`);
       assert.equal(response.status, 200);
@@ -315,20 +316,8 @@ describe('export-ranges output on ordinary static hosts, in Chromium', { skip: h
       assert.equal(missing.status, 404);
       assert.equal(missing.headers.get('access-control-allow-origin'), '*', 'a 404 must carry CORS too, or the browser cannot read "none"');
     });
-  });
 
-  describe('python3 -m http.server, page on the same origin', { skip: python ? false : 'no python3 (BG_PYTHON)' }, () => {
-    const parse = (line) => {
-      const [method, path, status] = line.split(' ');
-      return { method, path, status: Number(status) };
-    };
-    hostTests(() => ({
-      pageUrl: `${pythonHost.origin}/page/`,
-      endpoints: endpointsOf(`${pythonHost.origin}/pw`, `${pythonHost.origin}/urls`),
-      log: async () => pythonHost.requests().map(parse),
-    }));
-
-    it('sends extension-less files as application/octet-stream with no CORS headers (what the checks above read)', async () => {
+    it('python3 -m http.server sends extension-less files as application/octet-stream with no CORS headers (what the checks read)', { skip: python ? false : 'no python3 (BG_PYTHON)' }, async () => {
       const prefix = sha1Hex(lists.listedPasswords[0].password).slice(0, 5);
       const response = await fetch(`${pythonHost.origin}/pw/range/${prefix}`);
       assert.equal(response.status, 200);
@@ -336,45 +325,8 @@ describe('export-ranges output on ordinary static hosts, in Chromium', { skip: h
       assert.equal(response.headers.get('access-control-allow-origin'), null);
       await response.body.cancel();
     });
-  });
 
-  describe('python3 -m http.server, page on another origin (no CORS headers)', { skip: python ? false : 'no python3 (BG_PYTHON)' }, () => {
-    it('every check is an E_ESCALATION error (the browser refuses the replies), never clean', async () => {
-      const { page, console: messages } = await openTestPage(browser.context, `${state.pageOrigin}/`);
-      try {
-        const endpoints = endpointsOf(`${pythonHost.origin}/pw`, `${pythonHost.origin}/urls`);
-        const seenBefore = pythonHost.requests().length;
-        const items = [
-          ...lists.listedPasswords.map((l) => ['password', l.password, endpoints.range]),
-          ...Object.values(lists.cleanPasswords).map((p) => ['password', p, endpoints.range]),
-          ['password', lists.cleanPasswords.emptyRange, endpoints.rangePadded],
-          ['url', lists.listedUrl.url, endpoints.hashes],
-          ['url', lists.cleanUrl, endpoints.hashes],
-        ];
-        for (const [kind, item, endpoint] of items) {
-          const outcome = await check(page, kind, item, endpoint);
-          assertEscalationError(outcome, `${item} at ${endpoint}`);
-          assert.match(outcome.error.message, /manifest request to http:\/\/127\.0\.0\.1:\d+\/.*manifest\.json failed/, item);
-        }
-        // The requests did reach python and were answered; the browser withheld the replies for want of CORS.
-        const seen = pythonHost.requests().slice(seenBefore);
-        assert.ok(seen.some((line) => line === 'GET /pw/range/manifest.json 200'), seen.join('\n'));
-        assert.ok(seen.some((line) => line === 'GET /urls/hashes/manifest.json 200'), seen.join('\n'));
-        assert.ok(messages.some((text) => /blocked by CORS policy/.test(text) && text.includes(pythonHost.origin)), messages.join('\n'));
-      } finally {
-        await page.close();
-      }
-    });
-  });
-
-  describe('a CORS-only host (Access-Control-Allow-Origin: * and nothing else, no preflight), page on another origin', () => {
-    hostTests(() => ({
-      pageUrl: `${state.pageOrigin}/`,
-      endpoints: endpointsOf(`${corsOnly.origin}/pw`, `${corsOnly.origin}/urls`),
-      log: async () => corsOnly.requests.map((r) => ({ method: r.method, path: new URL(r.url, 'http://x').pathname, addPadding: r.headers['add-padding'] ?? '' })),
-    }));
-
-    it('answers a preflight with 405 and no CORS headers (so any check that needed one would fail)', async () => {
+    it('the CORS-only host answers a preflight with 405 and no CORS headers (so any check that needed one would fail)', async () => {
       const response = await fetch(`${corsOnly.origin}/pw/range/manifest.json`, {
         method: 'OPTIONS',
         headers: { origin: state.pageOrigin, 'access-control-request-method': 'GET', 'access-control-request-headers': 'add-padding' },
@@ -384,4 +336,79 @@ describe('export-ranges output on ordinary static hosts, in Chromium', { skip: h
       await response.body.cancel();
     });
   });
+
+  for (const name of ENGINES) {
+    describe(name, { skip: chosen.includes(name) ? skipUnless(name) : `not in BG_ENGINES=${process.env.BG_ENGINES}` }, () => {
+      let engine;
+      let tab;
+      const tabOf = () => tab;
+
+      before(async () => {
+        engine = await launchEngine(name);
+        tab = await engine.newPage(); // one tab, navigated for each test: WebDriver ends a WebKit session with its last window
+      }, { timeout: 120000 });
+
+      after(async () => {
+        await engine?.close();
+      });
+
+      describe('Debian nginx: default configuration plus bloomgate-nginx.conf, page on another origin', { skip: hasNginx() ? false : 'no nginx (BG_NGINX)' }, () => {
+        hostTests(() => ({
+          pageUrl: `${state.pageOrigin}/`,
+          endpoints: endpointsOf(nginx.origins[0], nginx.origins[1]),
+          log: async () => (await nginx.requests()).map(nginxLine),
+        }), tabOf);
+      });
+
+      describe('python3 -m http.server, page on the same origin', { skip: python ? false : 'no python3 (BG_PYTHON)' }, () => {
+        hostTests(() => ({
+          pageUrl: `${pythonHost.origin}/page/`,
+          endpoints: endpointsOf(`${pythonHost.origin}/pw`, `${pythonHost.origin}/urls`),
+          log: async () => pythonHost.requests().map(pythonLine),
+        }), tabOf);
+      });
+
+      describe('python3 -m http.server, page on another origin (no CORS headers)', { skip: python ? false : 'no python3 (BG_PYTHON)' }, () => {
+        it('every check is an E_ESCALATION error (the browser refuses the replies), never clean', async () => {
+          const page = await loadTestPage(tab, `${state.pageOrigin}/`);
+          const endpoints = endpointsOf(`${pythonHost.origin}/pw`, `${pythonHost.origin}/urls`);
+          const seenBefore = pythonHost.requests().length;
+          const items = [
+            ...lists.listedPasswords.map((l) => ['password', l.password, endpoints.range]),
+            ...Object.values(lists.cleanPasswords).map((p) => ['password', p, endpoints.range]),
+            ['password', lists.cleanPasswords.emptyRange, endpoints.rangePadded],
+            ['url', lists.listedUrl.url, endpoints.hashes],
+            ['url', lists.cleanUrl, endpoints.hashes],
+          ];
+          for (const [kind, item, endpoint] of items) {
+            const outcome = await check(page, kind, item, endpoint);
+            assertEscalationError(outcome, `${item} at ${endpoint}`);
+            assert.match(outcome.error.message, /manifest request to http:\/\/127\.0\.0\.1:\d+\/.*manifest\.json failed/, item);
+          }
+          // The requests did reach python and were answered; the browser withheld the replies for want of CORS:
+          // the page's own fetch of the same manifest is refused with a TypeError (each engine words it its own way).
+          const refused = await page.evaluate(async (url) => {
+            try {
+              await fetch(url);
+              return 'read';
+            } catch (error) {
+              return error?.name;
+            }
+          }, `${endpoints.range}/manifest.json`);
+          assert.equal(refused, 'TypeError');
+          const seen = pythonHost.requests().slice(seenBefore);
+          assert.ok(seen.some((line) => line === 'GET /pw/range/manifest.json 200'), seen.join('\n'));
+          assert.ok(seen.some((line) => line === 'GET /urls/hashes/manifest.json 200'), seen.join('\n'));
+        });
+      });
+
+      describe('a CORS-only host (Access-Control-Allow-Origin: * and nothing else, no preflight), page on another origin', () => {
+        hostTests(() => ({
+          pageUrl: `${state.pageOrigin}/`,
+          endpoints: endpointsOf(`${corsOnly.origin}/pw`, `${corsOnly.origin}/urls`),
+          log: async () => corsOnly.requests.map((r) => ({ method: r.method, path: new URL(r.url, 'http://x').pathname, addPadding: r.headers['add-padding'] ?? '' })),
+        }), tabOf);
+      });
+    });
+  }
 });

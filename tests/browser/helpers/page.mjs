@@ -56,6 +56,17 @@ export async function openTestPage(context, url) {
 }
 
 /**
+ * The same for a page of any engine (tests/browser/engines/): navigate `tab` to `url` (a fresh
+ * document) and wait until the library and both filters are loaded. Fails with the page's reason.
+ */
+export async function loadTestPage(tab, url) {
+  await tab.goto(url);
+  const ready = await tab.waitFor(() => document.documentElement.dataset.ready, null, { timeout: 30000 });
+  if (ready !== 'yes') throw new Error(`test page at ${url}: ${ready}`);
+  return tab;
+}
+
+/**
  * checkPassword (kind 'password', endpoint = rangeUrl) or checkUrl (kind 'url',
  * endpoint = hashesUrl) in the page, with default options unless `options` says otherwise.
  * @returns {Promise<{ result?: object, error?: { name: string, code?: string, message: string } }>}
