@@ -4,6 +4,8 @@
 #   sh bench/build-native.sh               -> build/bench/native_bench (bench/native_bench.c)
 #   sh bench/build-native.sh native_build  -> build/bench/native_build (bench/native_build.c,
 #                                             the native floor under `build --format hibp`)
+#   sh bench/build-native.sh floor_build   -> build/bench/floor_build (bench/floor_build.c,
+#                                             a static kind built natively: bench/floor-speed.mjs)
 #
 # Exit status: 0 built, 3 skipped (no C compiler or no /usr/include/xxhash.h),
 # anything else a real build failure. CC and CFLAGS may be overridden; the
@@ -16,9 +18,9 @@ out="$root/build/bench"
 cc=${CC:-cc}
 name=${1:-native_bench}
 case "$name" in
-  native_bench | native_build) ;;
+  native_bench | native_build | floor_build) ;;
   *)
-    echo "build-native: unknown program '$name' (native_bench or native_build)" >&2
+    echo "build-native: unknown program '$name' (native_bench, native_build or floor_build)" >&2
     exit 2
     ;;
 esac

@@ -16,7 +16,7 @@ import { AtomicOutput } from './output.js';
 import { StoreWriter } from './store-writer.js';
 import { formatBytes, formatCount, Progress } from './progress.js';
 import { FORMATS, KEY_ENCODING, RecordReader, STORE_HASH } from './records.js';
-import { KIND_IDS } from '../names.js';
+import { KIND_IDS, STATIC_KIND_IDS } from '../names.js';
 import { defaultShards, FUSE_KINDS, FusePart, isSharded, SHARD_KEYS, SHARD_OPTIONS, shardOptions, ShardedFuse } from './fuse-shards.js';
 import { DigestKeyFilter } from './digest-keys.js';
 import { loadFilterFile } from './filter-file.js';
@@ -288,41 +288,61 @@ export async function run(argv) {
 /** @typedef {{ kind: string, bits: number }} SmallestChoice a kind --kind smallest weighed, and its bits per key */
 
 // Kinds --kind smallest weighs: the others are never smaller (blocked trades bits for speed,
-// counting keeps 4-bit counters, scalable is classic plus growth).
-const SMALLEST_CANDIDATES = ['classic', 'cuckoo', 'fuse8', 'fuse16'];
-// Fuse filters' bits per key settle at 1.125 x their fingerprint from 10^6 keys up, so a probe
-// of at most this many keys gives every candidate's exact bits per key.
+// counting keeps 4-bit counters, scalable is classic plus growth). fuse4 (any fingerprint
+// width, 4-wise) is weighed when this build has it.
+const SMALLEST_CANDIDATES = ['classic', 'cuckoo', 'fuse8', 'fuse16', 'fuse4'].filter((kind) => KIND_IDS.has(kind));
+// Fuse filters' bits per key settle at 1.125 x (fuse8, fuse16) and ~1.075 x (fuse4) their
+// fingerprint from 10^6 keys up, so a probe of at most this many keys gives every candidate's
+// bits per key.
 const SMALLEST_PROBE = 1_000_000;
 
 /**
  * --kind smallest: of the kinds that meet the requested error rate, the one
  * whose file is smallest at this capacity, measured by building each at
  * min(capacity, 10^6) items with the core's own sizing (fuse8 cannot meet a
- * rate below 2^-8, fuse16 below 2^-16: those are refused and skipped).
+ * rate below 2^-8, fuse16 below 2^-16: those are refused and skipped; a static
+ * kind is built from that many distinct keys). With value bits only the kinds
+ * that store values are weighed.
  */
 async function smallestKind(BloomFilter, options, capacity) {
   const n = Math.min(capacity, SMALLEST_PROBE);
+  const valueBits = options.valueBits ?? 0;
   /** @type {SmallestChoice | null} */
   let best = null;
   for (const kind of SMALLEST_CANDIDATES) {
     let filter;
     try {
-      filter = await BloomFilter.create({ capacity: n, errorRate: options.errorRate, kind, keyEncoding: FORMAT_ENCODING[options.format] });
+      filter = await BloomFilter.create({ capacity: n, errorRate: options.errorRate, kind, keyEncoding: FORMAT_ENCODING[options.format], ...(valueBits > 0 && { valueBits }) });
     } catch (/** @type {any} */ error) {
-      if (error?.code === 'E_RANGE') continue; // cannot meet this rate
+      // E_RANGE: cannot meet this rate; with value bits, a kind that stores none refuses them.
+      if (error?.code === 'E_RANGE' || (valueBits > 0 && kind !== 'fuse4')) continue;
       throw error;
     }
     try {
-      if (kind === 'fuse8' || kind === 'fuse16') filter.addAll(distinctKeys(n)); // a static kind's size needs its keys
+      if (STATIC_KIND_IDS.has(/** @type {number} */ (KIND_IDS.get(kind)))) addDistinct(filter, n, valueBits); // a static kind's size needs its keys
       const bits = filter.stats().serializedBytes * 8 / n;
       if (best === null || bits < best.bits) best = { kind, bits };
     } finally {
       filter.free();
     }
   }
-  // best is set: classic is never refused with E_RANGE (what it cannot size throws another error, which propagates).
-  if (!options.quiet) process.stderr.write(`--kind smallest: ${/** @type {SmallestChoice} */ (best).kind} (${/** @type {SmallestChoice} */ (best).bits.toFixed(2)} bits per key at error rate ${options.errorRate})\n`);
-  return /** @type {SmallestChoice} */ (best).kind;
+  if (best === null) throw usageError(`--kind smallest: no kind meets error rate ${options.errorRate}${valueBits > 0 ? ` with ${valueBits} value bits` : ''}`);
+  if (!options.quiet) process.stderr.write(`--kind smallest: ${best.kind} (${best.bits.toFixed(2)} bits per key at error rate ${options.errorRate})\n`);
+  return best.kind;
+}
+
+/** n distinct 8-byte keys into a static filter (little-endian 0 .. n-1), with value 0 each when it stores values. */
+function addDistinct(filter, n, valueBits) {
+  if (valueBits === 0) {
+    filter.addAll(distinctKeys(n));
+    return;
+  }
+  const key = new Uint8Array(8);
+  const view = new DataView(key.buffer);
+  for (let i = 0; i < n; i++) {
+    view.setUint32(0, i, true);
+    filter.addKey(key, 0);
+  }
 }
 
 /** n distinct 8-byte keys (little-endian 0 .. n-1) as packed keys. */

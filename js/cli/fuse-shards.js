@@ -16,13 +16,16 @@ import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { endianness } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { BloomgateError } from '../errors.js';
+import { KEY_ENCODING_IDS, KIND_IDS } from '../names.js';
 import * as wasm from '../wasm/index.js';
 import { parsePositiveInteger } from './args.js';
 import { cannotCreate, usageError } from './errors.js';
 import { forgetTemporary, temporaryPath, trackTemporary } from './output.js';
 import { formatCount } from './progress.js';
 
-export const FUSE_KINDS = new Set(['fuse', 'fuse8', 'fuse16']);
+export const FUSE_KINDS = new Set(['fuse', 'fuse8', 'fuse16', 'fuse4']);
+/** The fuse kinds a file names (header kind): 'fuse' is fuse8 or fuse16 by the rate. */
+export const FUSE_KIND_NAMES = new Set(['fuse8', 'fuse16', 'fuse4']);
 /** The default rule: the fewest shards (a power of two) with capacity / S at most 2^24 keys. */
 export const SHARD_KEYS = 2 ** 24;
 /** docs/kinds/fuse.md: shard_bits is 1..24 (S = 1 has no table). */
@@ -32,6 +35,7 @@ export const PART_KEYS = ['fuseShard', 'fuseShards', 'metadata'];
 
 const PAYLOAD_HEADER = 32;
 const OFF_CHECKSUM = 8;
+const OFF_KIND = 20;
 const OFF_M = 32;
 const OFF_COUNT = 56;
 const OFF_PAYLOAD_OFFSET = 96;
@@ -64,7 +68,7 @@ function parseShardCount(name, text) {
 export function shardOptions(values, kind, store) {
   const given = ['shards', 'shard', 'jobs'].filter((name) => values[name] !== undefined);
   if (given.length === 0) return { shards: undefined, shard: null, jobs: 1 };
-  if (!FUSE_KINDS.has(kind)) throw usageError(`--${given[0]} applies only to --kind fuse, fuse8 or fuse16`);
+  if (!FUSE_KINDS.has(kind)) throw usageError(`--${given[0]} applies only to --kind fuse, fuse8, fuse16 or fuse4`);
   if (values.shards !== undefined && values.shard !== undefined) {
     throw usageError('give --shards S (build every shard here) or --shard I/S (build one part), not both');
   }
@@ -132,15 +136,17 @@ export class FusePart {
     this.keys = 0;
   }
 
-  add(item) {
-    this.addKey(item);
+  add(item, value) {
+    this.addKey(item, value);
   }
 
-  addKey(key) {
+  /** A key (and its value, for a filter with value bits) when it belongs to this part's shard. */
+  addKey(key, value) {
     wasm.hashWords(key, this.seedLo, this.seedHi, this.#words);
     if (shardOf(this.#words, this.bits) !== this.shard.index) return;
     try {
-      this.#filter.addKey(key);
+      if (value === undefined) this.#filter.addKey(key);
+      else this.#filter.addKey(key, value);
     } catch (/** @type {any} */ error) {
       throw error?.code === 'E_NOMEM' ? tooBig(this.shard.index, this.shard.count, this.keys) : error;
     }
@@ -190,15 +196,25 @@ export class ShardedFuse {
   #template; // an empty fuse filter with the file's header fields and metadata
   #words = new Uint32Array(4);
   #buffers;
+  #valueBuffers; // with value bits: each shard's values, one byte a record, beside its h1 records
   #used; // u32 words used in each buffer
   /** @type {Array<string | null>} */
   #paths; // null once removed
+  /** @type {Array<string | null> | null} */
+  #valuePaths;
   #records;
   #bufferWords;
 
   static async create({ create, metadata, shards, jobs, output, seed }) {
     const sharded = new ShardedFuse(shards, jobs, output, seed);
-    sharded.#template = await create(metadata);
+    try {
+      sharded.#template = await create(metadata);
+      sharded.valueBits = sharded.#template.valueBits ?? 0;
+      if (sharded.valueBits > 0) sharded.#valuePaths = sharded.#temporaryFiles(output, 'values');
+    } catch (error) {
+      sharded.free();
+      throw error;
+    }
     return sharded;
   }
 
@@ -211,15 +227,21 @@ export class ShardedFuse {
     this.seedHi = seedHi;
     this.m = 0;
     this.keys = 0;
+    this.valueBits = 0;
     // At most ~32 MiB of buffers in all, 4 KiB .. 1 MiB each, whole records.
     const bytes = Math.min(1 << 20, Math.max(4096, Math.floor((32 << 20) / shards)));
     this.#bufferWords = bytes >>> 2;
     this.#buffers = new Array(shards).fill(null);
+    this.#valueBuffers = new Array(shards).fill(null);
     this.#used = new Uint32Array(shards);
     this.#records = new Float64Array(shards);
-    const paths = Array.from({ length: shards }, (_, i) => temporaryPath(output, `shard${i}`));
-    this.#paths = paths;
-    // The files exist from the start, empty, so a shard without keys is a file too.
+    this.#valuePaths = null;
+    this.#paths = this.#temporaryFiles(output, 'shard');
+  }
+
+  /** One empty temporary file a shard next to the output (a shard without keys is a file too). */
+  #temporaryFiles(output, name) {
+    const paths = Array.from({ length: this.shards }, (_, i) => temporaryPath(output, `${name}${i}`));
     for (const path of paths) {
       trackTemporary(path);
       try {
@@ -228,20 +250,33 @@ export class ShardedFuse {
         throw cannotCreate(path, error);
       }
     }
+    return paths;
   }
 
-  add(item) {
-    this.addKey(item);
+  add(item, value) {
+    this.addKey(item, value);
   }
 
-  /** Hash the key, append its h1 to its shard's buffer. */
-  addKey(key) {
+  /**
+   * Hash the key, append its h1 to its shard's buffer (and, with value bits,
+   * its value to the shard's values). The value is checked by the filter
+   * that takes it: here only that one is given when the filter has value bits.
+   */
+  addKey(key, value) {
     const words = this.#words;
+    if (this.valueBits > 0 ? !Number.isInteger(value) || value < 0 || value >= 2 ** this.valueBits : value !== undefined) {
+      throw new RangeError(this.valueBits > 0 ? `a value of ${this.valueBits} bits is an integer from 0 to ${2 ** this.valueBits - 1}, got ${String(value)}`
+        : 'this filter stores no values (valueBits 0)');
+    }
     wasm.hashWords(key, this.seedLo, this.seedHi, words);
     const shard = shardOf(words, this.bits);
     let buffer = this.#buffers[shard];
-    if (buffer === null) buffer = this.#buffers[shard] = new Uint32Array(this.#bufferWords);
+    if (buffer === null) {
+      buffer = this.#buffers[shard] = new Uint32Array(this.#bufferWords);
+      if (this.valueBits > 0) this.#valueBuffers[shard] = new Uint8Array(this.#bufferWords >>> 1);
+    }
     let used = this.#used[shard];
+    if (this.valueBits > 0) this.#valueBuffers[shard][used >>> 1] = value;
     if (LITTLE_ENDIAN) {
       buffer[used] = words[0];
       buffer[used + 1] = words[1];
@@ -262,19 +297,8 @@ export class ShardedFuse {
 
   #flush(shard, used) {
     if (used === 0) return;
-    const path = /** @type {string} */ (this.#paths[shard]); // a shard is flushed before it is removed
-    const bytes = new Uint8Array(this.#buffers[shard].buffer, 0, 4 * used);
-    let fd;
-    try {
-      // Opened per flush: any number of shards, never more than one descriptor.
-      fd = openSync(path, 'a');
-      let done = 0;
-      while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
-    } catch (error) {
-      throw cannotCreate(path, error);
-    } finally {
-      if (fd !== undefined) closeSync(fd);
-    }
+    appendTo(/** @type {string} */ (this.#paths[shard]), new Uint8Array(this.#buffers[shard].buffer, 0, 4 * used)); // flushed before removed
+    if (this.#valuePaths) appendTo(/** @type {string} */ (this.#valuePaths[shard]), this.#valueBuffers[shard].subarray(0, used >>> 1));
   }
 
   setMetadata(metadata) {
@@ -282,7 +306,7 @@ export class ShardedFuse {
   }
 
   stats() {
-    return { ...this.#template.stats(), m: this.m, k: 3 };
+    return { ...this.#template.stats(), m: this.m };
   }
 
   summary() {
@@ -295,10 +319,15 @@ export class ShardedFuse {
       this.#flush(shard, this.#used[shard]);
       this.#used[shard] = 0;
       this.#buffers[shard] = null;
+      this.#valueBuffers[shard] = null;
     }
-    const { seedLo, seedHi } = this;
-    const kind = this.#template.kind === 'fuse16' ? 4 : 3;
-    const tasks = this.#paths.map((path, shard) => ({ shard, path, records: this.#records[shard], kind, seedLo, seedHi }));
+    const { seedLo, seedHi, valueBits } = this;
+    const kind = /** @type {number} */ (KIND_IDS.get(this.#template.kind));
+    const { errorRate, keyEncoding } = this.#template.stats();
+    const tasks = this.#paths.map((path, shard) => ({
+      shard, path, valuesPath: this.#valuePaths?.[shard] ?? null, records: this.#records[shard],
+      kind, errorRate, keyEncoding: KEY_ENCODING_IDS.get(keyEncoding), valueBits, seedLo, seedHi,
+    }));
     const total = this.keys * 8;
     let done = 0;
     progress?.start('building', total);
@@ -310,7 +339,7 @@ export class ShardedFuse {
       this.#remove(task.shard);
     });
     const payloads = (async function* shardPayloads() {
-      for await (const result of built) yield { payload: result.file.subarray(getU64(result.file, OFF_PAYLOAD_OFFSET)), count: result.count };
+      for await (const result of built) yield shardOfFile(result.file, result.count);
     })();
     const written = await writeFuseFile(output, this.#template.serialize(), this.shards, payloads, progress);
     this.m = written.m;
@@ -318,15 +347,17 @@ export class ShardedFuse {
   }
 
   #remove(shard) {
-    const path = this.#paths[shard];
-    if (path === null) return;
-    this.#paths[shard] = null;
-    try {
-      unlinkSync(path);
-    } catch {
-      // gone already
+    for (const paths of [this.#paths, this.#valuePaths]) {
+      const path = paths?.[shard];
+      if (path === null || path === undefined) continue;
+      paths[shard] = null;
+      try {
+        unlinkSync(path);
+      } catch {
+        // gone already
+      }
+      forgetTemporary(path);
     }
-    forgetTemporary(path);
   }
 
   /** Remove the temporary files (on success they are gone already) and the template. Idempotent. */
@@ -429,12 +460,31 @@ function writeAll(fd, bytes, position) {
   while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
 }
 
+/** Append bytes to a file, opened for the call: any number of shards, never more than one descriptor. */
+function appendTo(path, bytes) {
+  let fd;
+  try {
+    fd = openSync(path, 'a');
+    let done = 0;
+    while (done < bytes.length) done += writeSync(fd, bytes, done, bytes.length - done);
+  } catch (error) {
+    throw cannotCreate(path, error);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** A shard filter's file as writeFuseFile takes it: its payload, adds and m (bits of cells). */
+export function shardOfFile(file, count) {
+  return { payload: file.subarray(getU64(file, OFF_PAYLOAD_OFFSET)), count, m: getU64(file, OFF_M) };
+}
+
 /**
  * Write a fuse file of `shardCount` shards into output (an AtomicOutput, empty):
  * `template` is the .bgf of an empty filter with the file's header fields and
- * metadata, and `shards` yields each shard's unsharded payload (and its adds)
- * in shard order. One shard is written as the unsharded payload itself (the
- * file an unsharded build writes); more get the 32-byte header and the
+ * metadata, and `shards` yields each shard's unsharded payload, its adds and
+ * its m in shard order. One shard is written as the unsharded payload itself
+ * (the file an unsharded build writes); more get the 32-byte header and the
  * offset table of docs/kinds/fuse.md. count, m and payload_length are set
  * from the shards, then one pass over the file computes its checksum.
  * Returns { length, m, keys }.
@@ -442,22 +492,24 @@ function writeAll(fd, bytes, position) {
 export async function writeFuseFile(output, template, shardCount, shards, progress) {
   const fd = output.fd;
   const payloadOffset = getU64(template, OFF_PAYLOAD_OFFSET);
-  const width = template[payloadOffset] === 16 ? 2 : 1;
-  const tableBytes = shardCount > 1 ? PAYLOAD_HEADER + 8 * (shardCount + 1) : 0;
+  const layout = payloadLayout(template[OFF_KIND]);
+  const empty = template.subarray(payloadOffset);
+  const tableBytes = shardCount > 1 ? layout.header + 8 * (shardCount + 1) : 0;
   const offsets = shardCount > 1 ? new Float64Array(shardCount + 1) : null;
   let position = payloadOffset + tableBytes;
   let count = 0;
-  let cells = 0;
+  let m = 0;
   let keys = 0;
   let index = 0;
   try {
-    for await (const { payload, count: adds } of shards) {
-      if (payload[0] !== 8 * width || payload[1] !== 0) throw new BloomgateError('E_PAYLOAD', `shard ${index} is not an unsharded ${8 * width}-bit fuse payload`);
+    for await (const { payload, count: adds, m: bits } of shards) {
+      const unlike = shardMismatch(payload, empty, layout);
+      if (unlike !== null) throw new BloomgateError('E_PAYLOAD', `shard ${index} is not an unsharded payload of this filter: ${unlike}`);
       if (offsets) offsets[index] = position - payloadOffset;
       writeAll(fd, payload, position);
       position += payload.length;
       count += adds;
-      cells += new DataView(payload.buffer, payload.byteOffset + 12, 4).getUint32(0, true);
+      m += bits;
       keys += getU64(payload, 16);
       index++;
     }
@@ -466,13 +518,12 @@ export async function writeFuseFile(output, template, shardCount, shards, progre
       offsets[shardCount] = position - payloadOffset;
       const head = new Uint8Array(tableBytes);
       const view = new DataView(head.buffer);
-      head[0] = 8 * width;
+      for (const at of layout.parameters) head[at] = empty[at];
       head[1] = Math.log2(shardCount);
       putU64(view, 16, keys);
-      for (let i = 0; i <= shardCount; i++) putU64(view, PAYLOAD_HEADER + 8 * i, offsets[i]);
+      for (let i = 0; i <= shardCount; i++) putU64(view, layout.header + 8 * i, offsets[i]);
       writeAll(fd, head, payloadOffset);
     }
-    const m = cells * 8 * width;
     const header = Uint8Array.from(template.subarray(0, payloadOffset));
     const view = new DataView(header.buffer);
     putU64(view, OFF_M, m);
@@ -486,6 +537,27 @@ export async function writeFuseFile(output, template, shardCount, shards, progre
     if (typeof error?.syscall === 'string') throw cannotCreate(output.path, error);
     throw error;
   }
+}
+
+/**
+ * The payload header of a fuse kind (docs/kinds/fuse.md, docs/kinds/fuse4.md): its length
+ * (the shard table follows it in a sharded payload), the bytes that name the filter's
+ * parameters (fuse8/16: fingerprint_bits; fuse4: w and r), which a sharded payload's header
+ * repeats, and the bytes every shard shares with the filter's empty payload (the parameters,
+ * shard_bits = 0 and the reserved bytes beside them). In both, key_count is at byte 16.
+ */
+function payloadLayout(kind) {
+  if (kind === KIND_IDS.get('fuse4')) return { header: 40, parameters: [0, 2], shared: [0, 1, 2, 3] };
+  return { header: PAYLOAD_HEADER, parameters: [0], shared: [0, 1] };
+}
+
+/** Why a shard's payload is not an unsharded payload of the filter whose empty payload is `empty`, or null. */
+function shardMismatch(payload, empty, layout) {
+  if (payload.length < layout.header) return `${payload.length} bytes`;
+  for (const at of layout.shared) {
+    if (payload[at] !== empty[at]) return `payload byte ${at} is ${payload[at]}, the filter's ${empty[at]}`;
+  }
+  return null;
 }
 
 /** The .bgf checksum of the first `length` bytes of fd, read back in pieces. */

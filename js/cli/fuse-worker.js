@@ -18,17 +18,27 @@ await wasm.ready();
 parentPort.on('message', (task) => {
   let filter = 0;
   let fd;
+  let valuesFd;
   try {
-    // The error rate goes nowhere but the shard filter's own header, which is not kept.
-    filter = wasm.filterCreate(task.kind, Math.max(1, Math.min(task.records, RESERVE_MAX)), 0.5, task.seedLo, task.seedHi, 0);
+    // The error rate, key encoding (url keys are sized for a lower rate) and value bits decide
+    // the cells of a fuse4 shard (its fingerprint width); fuse8 and fuse16 shards are the same
+    // at any rate they take. Keys go in by h1, whatever their encoding.
+    filter = createShard(task);
     fd = openSync(task.path, 'r');
+    if (task.valuesPath !== null) valuesFd = openSync(task.valuesPath, 'r');
     const buffer = new Uint8Array(CHUNK);
+    const values = valuesFd === undefined ? null : new Uint8Array(CHUNK / 8);
     let read = 0;
     for (;;) {
       const n = readSync(fd, buffer, 0, CHUNK, null);
       if (n === 0) break;
       if (n % 8 !== 0) throw new Error(`${task.path}: not whole 8-byte records`);
-      wasm.filterAddH1(filter, buffer.subarray(0, n));
+      if (values === null) wasm.filterAddH1(filter, buffer.subarray(0, n));
+      else {
+        const got = readSync(/** @type {number} */ (valuesFd), values, 0, n / 8, null);
+        if (got !== n / 8) throw new Error(`${task.valuesPath}: ${read / 8 + got} values for more records`);
+        wasm.filterAddH1(filter, buffer.subarray(0, n), values.subarray(0, got));
+      }
       read += n;
     }
     if (read !== task.records * 8) throw new Error(`${task.path}: ${read / 8} records, ${task.records} written`);
@@ -39,6 +49,12 @@ parentPort.on('message', (task) => {
     parentPort.postMessage({ shard: task.shard, error: { code: error?.name === 'BloomgateError' ? error.code : undefined, message: String(error?.message ?? error) } });
   } finally {
     if (fd !== undefined) closeSync(fd);
+    if (valuesFd !== undefined) closeSync(valuesFd);
     if (filter !== 0) wasm.filterFree(filter);
   }
 });
+
+/** A fresh (unsharded) fuse filter of the task's kind, rate and value bits for one shard's keys. */
+function createShard(task) {
+  return wasm.filterCreate(task.kind, Math.max(1, Math.min(task.records, RESERVE_MAX)), task.errorRate, task.seedLo, task.seedHi, task.keyEncoding);
+}

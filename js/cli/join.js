@@ -13,14 +13,12 @@ import { closeSync, openSync, readSync } from 'node:fs';
 import { parseCommandArgs } from './args.js';
 import { CliError, EXIT, cannotOpen, quote, usageError } from './errors.js';
 import { inFile, readFilterBytes } from './filter-file.js';
-import { PART_KEYS, writeFuseFile } from './fuse-shards.js';
+import { FUSE_KIND_NAMES, PART_KEYS, writeFuseFile } from './fuse-shards.js';
 import { COMMAND_HELP } from './help.js';
 import { AtomicOutput } from './output.js';
 import { formatBytes, formatCount, Progress } from './progress.js';
 import { headerOffset, keyEncodingName, kindName } from '../names.js';
 import { HEADER_SIZE } from '../wasm/index.js';
-
-const FUSE_KIND_NAMES = new Set(['fuse8', 'fuse16']);
 
 // Header fields every part shares with the whole filter (count, m and the payload are the part's own).
 const SHARED_FIELDS = ['kind', 'keyEncoding', 'hashAlgorithm', 'seed', 'capacity', 'errorRate', 'listId', 'generation'];
@@ -81,7 +79,7 @@ export async function run(argv) {
         // The file validated whole: it must still be the part whose header was checked.
         if (header.checksum !== part.header.checksum) throw partError(`${part.path} changed while the parts were joined`);
         progress.setNote(`shard ${part.index + 1} of ${shards}`);
-        yield { payload: bytes.subarray(header.payloadOffset), count: header.count };
+        yield { payload: bytes.subarray(header.payloadOffset), count: header.count, m: header.m };
       }
     })();
     const written = await writeFuseFile(output, template, shards, payloads, progress);
