@@ -7,7 +7,14 @@
  *   await page.open(url);                    // navigate; resolves once the page has loaded
  *   await page.run('async (x) => ...', x);   // an async function's source, run in the page;
  *                                            //   resolves to its value (through JSON)
+ *   await page.command('POST', '/element', { using: 'css selector', value: '#x' });
+ *                                            // any W3C command of the session, this window focused
+ *                                            //   (the path after /session/{id})
  *   await session.close();                   // ends the session and every process it started
+ *
+ * startWebKit({ env, capabilities, args, screen }): extra environment for the driver and the
+ * browser it starts; extra W3C capabilities (proxy, acceptInsecureCerts); extra MiniBrowser
+ * arguments; the Xvfb screen's size in device pixels ({ width, height }).
  *
  * The session's data store is ephemeral: nothing it stores outlives it.
  */
@@ -24,10 +31,10 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  * display a previous session is still leaving, or a port in use: seen once in CI on a restart)
  * is started again, up to three times.
  */
-export async function startWebKit() {
+export async function startWebKit(options = {}) {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startWebKitOnce();
+      return await startWebKitOnce(options);
     } catch (error) {
       if (attempt >= 3 || !/exited before it answered/.test(String(error?.message))) throw error;
       await sleep(500 * attempt);
@@ -35,9 +42,12 @@ export async function startWebKit() {
   }
 }
 
-async function startWebKitOnce() {
+async function startWebKitOnce({ env = {}, capabilities = {}, args = [], screen = null } = {}) {
   const port = 20000 + Math.floor(Math.random() * 20000);
-  const driver = spawn(XVFB_RUN, ['-a', WEBKIT_DRIVER, `--port=${port}`], { stdio: 'ignore', detached: true });
+  const xvfb = screen ? ['-s', `-screen 0 ${screen.width}x${screen.height}x24`] : [];
+  const driver = spawn(XVFB_RUN, ['-a', ...xvfb, WEBKIT_DRIVER, `--port=${port}`], {
+    stdio: 'ignore', detached: true, env: { ...process.env, ...env },
+  });
   const base = `http://127.0.0.1:${port}`;
   const wd = async (method, path, body) => {
     const res = await fetch(`${base}${path}`, {
@@ -68,7 +78,8 @@ async function startWebKitOnce() {
       }
     }
     const session = await wd('POST', '/session', { capabilities: { alwaysMatch: {
-      'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] },
+      ...capabilities,
+      'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation', ...args] },
     } } });
     const id = session.sessionId;
     await wd('POST', `/session/${id}/timeouts`, { script: 180000, pageLoad: 60000 });
@@ -108,6 +119,10 @@ async function startWebKitOnce() {
             });
             if (!value.ok) throw new Error(value.error);
             return JSON.parse(value.value);
+          },
+          async command(method, path, body) {
+            await focus(handle);
+            return wd(method, `/session/${id}${path}`, body);
           },
           async close() {
             await focus(handle);
