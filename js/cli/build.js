@@ -503,6 +503,7 @@ const MIN_HIBP_ROW = 43;
  */
 function onePassFuseBound(input, options) {
   if (options.format !== 'hibp' || !FUSE_KINDS.has(options.kind) || options.shard !== null) return 0;
+  if (options.buckets !== undefined) return 0; // values go in one addKey() each, not through DigestKeyFilter
   if (options.shards !== undefined && options.shards !== 1) return 0;
   if (input.isDirectory || !(input.size >= 0)) return 0;
   const bound = Math.max(1, Math.floor((input.size + 1) / MIN_HIBP_ROW));

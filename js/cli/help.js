@@ -82,6 +82,14 @@ Options:
                          generation 0 for ~1.5x its items). Not for fuse kinds
   --min-count C          hibp: skip rows whose COUNT is below C (default 1, which
                          drops the count-0 padding rows of the HIBP range API)
+  --buckets B1,B2,...    hibp: store each hash's COUNT bucket as a value (the
+                         index of the largest bound <= COUNT; bounds ascending,
+                         at most 256); rows below B1 are dropped (B1 is the min
+                         count). Builds --kind fuse4; checkPassword then says
+                         seenAtLeast. urls: a second, tab-separated column
+                         (URL<TAB>THREAT) stores the threat label as a value
+  --value-bits R         bits per value, 1..8 (default: the fewest that hold the
+                         buckets or labels)
   --kind K               classic (default), blocked (fastest queries), fuse
                          (static; fuse8 ~0.39% / fuse16 ~0.0015% by
                          --error-rate), counting (deletions), scalable

@@ -6,6 +6,7 @@ import { beyondExactCounts, readFilterBytes } from './filter-file.js';
 import { COMMAND_HELP } from './help.js';
 import { formatBytes, formatCount } from './progress.js';
 import { hashName, headerOffset, keyEncodingName, kindName } from '../names.js';
+import { parseValues } from '../values.js';
 import { HEADER_SIZE } from '../wasm/index.js';
 
 // Validation steps that run after the checksum (docs/FORMAT.md): the checksum
@@ -54,10 +55,23 @@ export function describe(path, bytes, result) {
     header,
     metadata,
     minCount: minCountOf(metadata),
+    ...valuesOf(result.stats, metadata),
     stats,
     ...(result.stats && (header.kind === 'fuse8' || header.kind === 'fuse16') && { shards: fuseShards(header, bytes) }),
     warnings: header && stats ? warnings(header, stats, Boolean(result.stats.overFilled)) : [],
   };
+}
+
+/**
+ * Values per key (js/values.js): `values: { bits, meaning, buckets | labels }` when the filter
+ * stores values (stats().valueBits) or its metadata says what they mean; nothing otherwise.
+ */
+function valuesOf(stats, metadata) {
+  const bits = Number(stats?.valueBits) > 0 ? Number(stats.valueBits) : 0;
+  const block = metadata !== null && typeof metadata === 'object' ? metadata.values : undefined;
+  if (bits === 0 && block === undefined) return {};
+  const meaning = parseValues(block);
+  return { values: { bits, ...(meaning ?? { meaning: null }) } };
 }
 
 /** A valid fuse file's shard count: 2^shard_bits, payload byte 1 (docs/kinds/fuse.md). */
@@ -173,6 +187,7 @@ function formatText(report, byteLength) {
         : '1 (the whole list)'],
       ['metadata', `${countText(h.metadataLength)} bytes`],
     );
+    if (report.values !== undefined) rows.push(['values', valuesText(report.values)]);
     if (report.metadata !== null && report.metadata !== undefined) {
       rows.push(['', JSON.stringify(report.metadata)]);
     }
@@ -197,6 +212,14 @@ function formatText(report, byteLength) {
   let text = rows.map(([label, value]) => `${label.padEnd(width)}${value}`.trimEnd()).join('\n');
   for (const warning of report.warnings) text += `\nwarning: ${warning}`;
   return `${text}\n`;
+}
+
+function valuesText(values) {
+  const width = `${values.bits} bit${values.bits === 1 ? '' : 's'} per key`;
+  const arbitrary = "(a member's exact; a false positive's arbitrary)";
+  if (values.meaning === 'seen-at-least') return `${width}: seen at least ${values.buckets.map(formatCount).join(' / ')} times ${arbitrary}`;
+  if (values.meaning === 'threat') return `${width}: threat ${values.labels.join(' / ')} ${arbitrary}`;
+  return `${width} (the metadata does not say what they mean)`;
 }
 
 function formatRate(rate) {

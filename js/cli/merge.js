@@ -33,11 +33,13 @@ export async function run(argv) {
   let merged;
   try {
     merged = await loadFilterFile(BloomFilter, positionals[0]);
+    refuseValues(positionals[0], merged);
     const firstStats = merged.stats();
     const inputs = [describeInput(positionals[0], merged)];
     for (const path of positionals.slice(1)) {
       const filter = await loadFilterFile(BloomFilter, path);
       try {
+        refuseValues(path, filter);
         checkCompatible(positionals[0], firstStats, path, filter.stats());
         try {
           merged.merge(filter);
@@ -69,6 +71,19 @@ export async function run(argv) {
     throw error;
   } finally {
     merged?.free();
+  }
+}
+
+/**
+ * A filter that stores a value with each key (values per key) has nothing to OR: its payload
+ * is solved for its keys and their values together. Exit 65, E_UNSUPPORTED, as for other kinds
+ * that cannot be merged.
+ */
+function refuseValues(path, filter) {
+  const bits = Number(filter.valueBits) || 0;
+  if (bits > 0) {
+    throw new CliError(`${path}: a filter with values (${filter.kind}, ${bits} value bits per key) cannot be merged: ` +
+      'its keys and values are solved together; build one filter from the joined lists instead', 'E_UNSUPPORTED', EXIT.DATA);
   }
 }
 

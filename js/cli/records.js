@@ -141,12 +141,15 @@ export class RecordReader {
     this.viewBuffer = null;
     this.items = 0; // keys handed to onKey
     this.empty = 0; // empty lines (skipped, never an error)
+    this.duplicates = 0; // urls with labels: a key listed again with the same label
     this.invalid = 0; // malformed lines skipped under --skip-invalid
     this.belowMinCount = 0; // hibp rows with COUNT < --min-count
     this.invalidLineNumbers = []; // the first few, for the report
     this.key = new Uint8Array(20);
     this.urlKey = urlKey;
     this.labels = labels;
+    /** labels: each key's value and line, so a URL given two labels is an error, not a silent choice */
+    this.labelled = labels === null ? null : new Map();
     // Per-prefix files (a downloader directory): the file's name and its 5 prefix digits.
     this.file = null;
     this.prefix = null;
@@ -315,6 +318,15 @@ export class RecordReader {
         // More classes than the values can tell apart: the build cannot go on, whatever --skip-invalid says.
         throw usageError(`${this.#where(lineNumber)}: threat label ${JSON.stringify(label)} is label ${this.labels.size + 1}, more than ${this.labels.limitText}`);
       } else value = this.labels.valueOf(label);
+      const id = Buffer.from(key.buffer, key.byteOffset, key.length).toString('latin1');
+      const before = /** @type {Map<string, { value: number, line: number }>} */ (this.labelled).get(id);
+      if (before === undefined) /** @type {Map<string, { value: number, line: number }>} */ (this.labelled).set(id, { value, line: lineNumber });
+      else if (before.value !== value) {
+        throw inputError(`${this.#where(lineNumber)}: ${excerpt(buffer, start, urlEnd, false)} is labelled ${JSON.stringify(label)}, but line ${before.line} lists the same expression as ${JSON.stringify(this.labels.labels[before.value])}: one label a URL`);
+      } else {
+        this.duplicates++; // the same URL and label again: one key
+        return;
+      }
     }
     this.items++;
     if (this.onKey !== null) this.onKey(key, value);
