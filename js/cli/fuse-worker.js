@@ -56,5 +56,5 @@ parentPort.on('message', (task) => {
 
 /** A fresh (unsharded) fuse filter of the task's kind, rate and value bits for one shard's keys. */
 function createShard(task) {
-  return wasm.filterCreate(task.kind, Math.max(1, Math.min(task.records, RESERVE_MAX)), task.errorRate, task.seedLo, task.seedHi, task.keyEncoding);
+  return wasm.filterCreate(task.kind, Math.max(1, Math.min(task.records, RESERVE_MAX)), task.errorRate, task.seedLo, task.seedHi, task.keyEncoding, task.valueBits ?? 0);
 }

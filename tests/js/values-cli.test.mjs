@@ -106,6 +106,21 @@ describe('passwords: build --format hibp --buckets', () => {
     }
   });
 
+  it('a sharded build (--shards 4 --jobs 2) carries the values through the workers', async () => {
+    const { stderr } = cli(['build', 'pwned.txt', '--format', 'hibp', '--buckets', BUCKETS.join(','), '--shards', '4', '--jobs', '2', '-o', 'sharded.bgf']);
+    assert.match(stderr, /4 shards .* built 2 at a time/);
+    const filter = await loadFile('sharded.bgf');
+    try {
+      assert.equal(filter.valueBits, 3);
+      assert.deepEqual(filter.metadata.values, { meaning: 'seen-at-least', buckets: BUCKETS });
+      const wrong = PASSWORDS.filter(({ password, count }) => filter.valueOfKey(Buffer.from(sha1Hex(password), 'hex')) !== bucketOf(BUCKETS, count));
+      assert.deepEqual(wrong, [], 'every member of every shard gets its exact bucket');
+      assert.equal((await checkPassword(PASSWORDS[14].password, { filter })).seenAtLeast, 100000);
+    } finally {
+      filter.free();
+    }
+  });
+
   it('inspect shows the value bits and their meaning; merge refuses value filters (exit 65)', () => {
     const { stdout } = cli(['inspect', 'pwned.bgf']);
     assert.match(stdout, /values\s+3 bits per key: seen at least 1 \/ 10 \/ 100 \/ 1,000 \/ 100,000 times \(a member's exact; a false positive's arbitrary\)/);
