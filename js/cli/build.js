@@ -650,8 +650,9 @@ function report(options, reader, filter, fileBytes, store) {
       `target error rate ${stats.errorRate}, m = ${formatCount(stats.m)} bits, k = ${stats.k}`,
   ];
   if (typeof filter.summary === 'function') lines.push(filter.summary());
-  if (options.buckets !== undefined) lines.push(`values: ${options.valueBits} bits per key, seen at least ${options.buckets.join(' / ')} times`);
-  else if (options.labels !== null) lines.push(`values: ${options.valueBits} bits per key, threat ${options.labels.labels.join(' / ')}`);
+  const bits = `${options.valueBits} bit${options.valueBits === 1 ? '' : 's'} per key`;
+  if (options.buckets !== undefined) lines.push(`values: ${bits}, seen at least ${options.buckets.join(' / ')} times`);
+  else if (options.labels !== null) lines.push(`values: ${bits}, threat ${options.labels.labels.join(' / ')}`);
   if (store) {
     lines.push(`wrote ${options.store} (${formatBytes(store.bytes)}): ${formatCount(store.records)} records, ` +
       `list id ${options.listId ?? '0'.repeat(32)}, generation ${options.generation}`);
