@@ -49,6 +49,7 @@ export async function run(argv) {
       .map((field) => `${field} ${part.header[field]} vs ${first.header[field]}`);
     if (part.shards !== shards) differences.push(`shard count ${part.shards} vs ${shards}`);
     if (part.metadata !== first.metadata) differences.push('the filter\'s metadata');
+    if (part.valueBits !== first.valueBits) differences.push(`value bits ${part.valueBits} vs ${first.valueBits}`);
     if (differences.length > 0) {
       throw new CliError(`parts of different builds: ${part.path} differs from ${first.path} in ${differences.join(', ')}`, 'E_INCOMPATIBLE', EXIT.DATA);
     }
@@ -87,7 +88,7 @@ export async function run(argv) {
     progress.clear();
     if (!values.quiet) {
       process.stderr.write(`wrote ${values.output} (${formatBytes(written.length)}): joined ${shards} shard${shards === 1 ? '' : 's'}, ` +
-        `${formatCount(written.keys)} distinct keys, m = ${formatCount(written.m)} bits, k = 3\n`);
+        `${formatCount(written.keys)} distinct keys, m = ${formatCount(written.m)} bits, k = ${first.header.k}\n`);
     }
     return EXIT.OK;
   } catch (error) {
@@ -97,7 +98,7 @@ export async function run(argv) {
   }
 }
 
-/** A part's fixed header and metadata, checked to be a part: { path, header, index, shards, metadata }. */
+/** A part's fixed header and metadata, checked to be a part: { path, header, index, shards, metadata, valueBits }. */
 function readPartHeader(wasm, path) {
   let fd;
   let prefix;
@@ -126,7 +127,11 @@ function readPartHeader(wasm, path) {
       Number.isSafeInteger(metadata.fuseShard) && metadata.fuseShard >= 0 && metadata.fuseShard < metadata.fuseShards &&
       (metadata.metadata === null || typeof metadata.metadata === 'string');
     if (!isPart) throw partError(`${path} is not the part of a sharded build (build parts with 'bloomgate build … --kind fuse --shard I/S')`);
-    return { path, header, index: metadata.fuseShard, shards: metadata.fuseShards, metadata: metadata.metadata };
+    // fuse4 keeps its value bits r in payload byte 2 (docs/kinds/fuse4.md); the whole file's are the parts'.
+    const payloadHead = new Uint8Array(4);
+    const kind = kindName(header.kind);
+    const valueBits = kind === 'fuse4' && readSync(fd, payloadHead, 0, 4, header.payloadOffset) === 4 ? payloadHead[2] : 0;
+    return { path, header, index: metadata.fuseShard, shards: metadata.fuseShards, metadata: metadata.metadata, valueBits };
   } catch (error) {
     if (error instanceof CliError) throw error;
     throw cannotOpen(path, error);
@@ -148,6 +153,7 @@ async function templateFor(BloomFilter, part) {
     listId: header.listId,
     generation: header.generation,
     ...(metadata !== undefined && { metadata }),
+    ...(part.valueBits > 0 && { valueBits: part.valueBits }),
   });
   try {
     const bytes = filter.serialize();
