@@ -16,7 +16,9 @@ import {
 // The same doubles as src/sizing.c's literals, so sizeFor() and the core agree on m and k.
 const LN2 = 0.6931471805599453; // src/sizing.c's 0.69314718055994530942, the same double
 const LN2_SQUARED = 0.48045301391820144; // src/sizing.c's 0.48045301391820142467, the same double
-const { MAX_CAPACITY, MAX_BITS, URL_MAX_EXPRESSIONS } = wasm;
+const { MAX_CAPACITY, MAX_BITS, MAX_VALUE_BITS, URL_MAX_EXPRESSIONS } = wasm;
+// Kinds that store a value with each key (fuse4).
+const VALUE_KINDS = new Set(wasm.KINDS.filter((kind) => kind.values).map((kind) => kind.id));
 
 // 'fuse' is not a kind of its own: it picks fuse8 or fuse16 from errorRate (parseKind).
 // Looked up by any name and id: the options hold whatever the caller passed.
@@ -100,6 +102,18 @@ function parseKind(kind, errorRate) {
     throw new BloomgateError('E_KIND', `unknown or unsupported filter kind '${kind}' (supported: ${[...KINDS.keys()].join(', ')})`);
   }
   return value;
+}
+
+function parseValueBits(valueBits, kind) {
+  if (valueBits === undefined) return 0;
+  if (typeof valueBits !== 'number') throw new TypeError(`valueBits must be a number, got ${describe(valueBits)}`);
+  if (!Number.isInteger(valueBits) || valueBits < 0 || valueBits > MAX_VALUE_BITS) {
+    throw new BloomgateError('E_RANGE', `valueBits must be an integer from 0 to ${MAX_VALUE_BITS}, got ${valueBits}`);
+  }
+  if (valueBits > 0 && !VALUE_KINDS.has(kind)) {
+    throw new BloomgateError('E_UNSUPPORTED', `valueBits needs a kind that stores values (${[...VALUE_KINDS].map(kindName).join(', ')}), not ${kindName(kind)}`);
+  }
+  return valueBits;
 }
 
 function parseKeyEncoding(keyEncoding) {
@@ -250,10 +264,10 @@ const registry = typeof FinalizationRegistry === 'function'
   })
   : null;
 
-/** A filter of any kind (classic, blocked, fuse8/16, counting, scalable, cuckoo) living in wasm memory. */
+/** A filter of any kind (classic, blocked, fuse8/16, fuse4, counting, scalable, cuckoo) living in wasm memory. */
 export class BloomFilter {
   #handle;
-  /** @type {{ kind: string, keyEncoding: string, listId: string, generation: number } | null} read once */
+  /** @type {{ kind: string, keyEncoding: string, listId: string, generation: number, valueBits: number } | null} read once */
   #identity = null;
 
   /** @private use BloomFilter.create(), BloomFilter.from() or loadFilter() */
@@ -267,22 +281,24 @@ export class BloomFilter {
 
   /**
    * An empty filter sized for `capacity` items at `errorRate`.
+   * `valueBits` (0..8, kinds with values: fuse4) stores a value of that many bits with each key.
    * @param {{ capacity: number, errorRate: number, kind?: 'classic', seed?: number | bigint,
    *   keyEncoding?: 'utf8' | 'sha1', metadata?: unknown, listId?: Uint8Array | string,
-   *   generation?: number | bigint }} options
+   *   generation?: number | bigint, valueBits?: number }} options
    */
   static async create(options) {
     requireOptions(options, 'BloomFilter.create()');
     const { capacity, errorRate } = validateSizing(options, 'BloomFilter.create()');
     const keyEncoding = parseKeyEncoding(options.keyEncoding);
     const kind = parseKind(options.kind, keyErrorRate(keyEncoding, errorRate));
+    const valueBits = parseValueBits(options.valueBits, kind);
     const [seedLo, seedHi] = parseSeed(options.seed);
     const metadata = encodeMetadata(options.metadata);
     const listId = parseListId(options.listId);
     const generation = parseGeneration(options.generation);
     if (CLASSIC_SIZED.has(kind)) computeSize(capacity, keyErrorRate(keyEncoding, errorRate), 'BloomFilter.create()');
     await wasm.ready();
-    const ptr = wasm.filterCreate(kind, capacity, errorRate, seedLo, seedHi, keyEncoding);
+    const ptr = wasm.filterCreate(kind, capacity, errorRate, seedLo, seedHi, keyEncoding, valueBits);
     try {
       if (metadata !== null) wasm.filterSetMetadata(ptr, metadata);
       if (listId !== null || generation !== 0) wasm.filterSetIdentity(ptr, listId ?? new Uint8Array(16), generation);
@@ -304,11 +320,59 @@ export class BloomFilter {
     return new BloomFilter(INTERNAL, wasm.filterFromBytes(view));
   }
 
-  /** Add an item (string as UTF-8, or Uint8Array); the filter's key encoding applies. */
-  add(item) {
+  /**
+   * Add an item (string as UTF-8, or Uint8Array); the filter's key encoding applies.
+   * A filter with valueBits r > 0 needs the item's value, an integer from 0 to 2^r - 1
+   * (an item added twice with different values keeps the larger).
+   */
+  add(item, value) {
     const ptr = this.#handle.ptr;
     if (ptr === 0) throw freedError();
-    wasm.filterAdd(ptr, item);
+    if (value === undefined && this.#valueBits() === 0) wasm.filterAdd(ptr, item);
+    else wasm.filterAddValue(ptr, item, this.#checkValue(value, 'add'));
+  }
+
+  /** r: the bits of value stored with each key (0..8; 0 for kinds without values). */
+  get valueBits() {
+    return this.#valueBits();
+  }
+
+  /**
+   * The value stored with an item, or null when it is definitely not in the
+   * filter. A member gets exactly its value; a false positive (a share
+   * errorRate of non-members) gets an arbitrary one. Filters without values
+   * answer 0 for "maybe". A url filter answers with the value of the first of
+   * the URL's expressions (most specific first) that might be listed.
+   * Called with no argument (as JavaScript does to turn an object into a
+   * primitive), it is Object.prototype.valueOf and returns the filter itself.
+   * @returns {number | null}
+   */
+  valueOf(item) {
+    if (arguments.length === 0) return /** @type {number | null} */ (/** @type {unknown} */ (this));
+    return wasm.filterValue(this.#handle.queryPtr(), item);
+  }
+
+  /** valueOf for a key that is already encoded. */
+  valueOfKey(key) {
+    return wasm.filterValueKey(this.#handle.queryPtr(), key);
+  }
+
+  #valueBits() {
+    return this.#identify().valueBits;
+  }
+
+  // The value to store, checked against valueBits r: required (0..2^r - 1) when r > 0, else absent or 0.
+  #checkValue(value, where) {
+    const bits = this.#valueBits();
+    if (value === undefined) {
+      throw new BloomgateError('E_ARG', `${where}(): this ${this.kind} filter stores a ${bits}-bit value with each key: pass a value from 0 to ${2 ** bits - 1}`);
+    }
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value >= 2 ** bits) {
+      throw new BloomgateError('E_RANGE', bits === 0
+        ? `${where}(): this ${this.kind} filter stores no values (valueBits 0): a value must be absent or 0, got ${String(value)}`
+        : `${where}(): value must be an integer from 0 to ${2 ** bits - 1} (valueBits ${bits}), got ${String(value)}`);
+    }
+    return value;
   }
 
   /**
@@ -372,6 +436,7 @@ export class BloomFilter {
         keyEncoding: keyEncodingName(info.keyEncoding),
         listId: hex(info.listId),
         generation: info.generation,
+        valueBits: info.valueBits,
       };
     }
     return this.#identity;
@@ -396,11 +461,12 @@ export class BloomFilter {
     return wasm.filterContainsMany(this.#handle, items);
   }
 
-  /** Add a key that is already encoded (e.g. a 20-byte SHA-1 for a 'sha1' filter). */
-  addKey(key) {
+  /** Add a key that is already encoded (e.g. a 20-byte SHA-1 for a 'sha1' filter), with its value as for add(). */
+  addKey(key, value) {
     const ptr = this.#handle.ptr;
     if (ptr === 0) throw freedError();
-    wasm.filterAddKey(ptr, key);
+    if (value === undefined && this.#valueBits() === 0) wasm.filterAddKey(ptr, key);
+    else wasm.filterAddKeyValue(ptr, key, this.#checkValue(value, 'addKey'));
   }
 
   /** mightContain for a key that is already encoded. */
@@ -462,6 +528,9 @@ export class BloomFilter {
       listId: hex(info.listId),
       generation: info.generation,
       overCapacity: info.count > info.capacity,
+      valueBits: info.valueBits,
+      // Seeds a static kind with retries (fuse4) tried before it built; 0 for the others.
+      buildAttempts: info.buildAttempts,
       // A filter sized by sizeFor() is about half full at capacity (0.518 in the
       // seeds' example), so "fill > 0.5" would flag correct use. Flag instead a
       // fill whose implied error rate is past twice the target (~1.15x capacity).

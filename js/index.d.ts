@@ -34,9 +34,11 @@ export type KeyEncoding = 'utf8' | 'sha1' | 'url';
 /**
  * Filter kinds. `fuse` picks fuse8 (2^-8 ≈ 0.39%) or fuse16 (2^-16) from the
  * error rate; fuse filters are static: add every key, then query (the first
- * query builds them; later adds are BloomgateError E_STATIC).
+ * query builds them; later adds are BloomgateError E_STATIC). `fuse4` is the
+ * 4-wise static kind with any fingerprint width (1..32 bits, from the error
+ * rate) and an optional value per key (`valueBits`).
  */
-export type Kind = 'classic' | 'blocked' | 'fuse' | 'fuse8' | 'fuse16' | 'counting' | 'scalable' | 'cuckoo';
+export type Kind = 'classic' | 'blocked' | 'fuse' | 'fuse8' | 'fuse16' | 'fuse4' | 'counting' | 'scalable' | 'cuckoo';
 
 /**
  * Stable error codes. Core codes mirror the C status enum (BG_E_CHECKSUM ->
@@ -114,6 +116,11 @@ export interface CreateOptions {
   listId?: Uint8Array | string;
   /** A number the publisher increases with each rebuild of the same list. */
   generation?: number | bigint;
+  /**
+   * Bits of value stored with each key, 0..8 (default 0): kind 'fuse4' only (E_UNSUPPORTED
+   * for others, E_RANGE outside 0..8). With r > 0, add()/addKey() need a value in 0..2^r - 1.
+   */
+  valueBits?: number;
 }
 
 /** What a filter knows about itself ({@link BloomFilter.stats}). */
@@ -152,6 +159,10 @@ export interface FilterStats {
   overCapacity: boolean;
   /** The fill implies a false-positive rate above twice the target. */
   overFilled: boolean;
+  /** Bits of value stored with each key (0 for kinds without values). */
+  valueBits: number;
+  /** Seeds a fuse4 build tried before it succeeded (1 usually; more means retries, and growth after every 4); 0 for other kinds. */
+  buildAttempts: number;
 }
 
 /** A filter of any {@link Kind} living in wasm memory. */
@@ -168,8 +179,12 @@ export class BloomFilter {
    */
   static from(bytes: Uint8Array | ArrayBuffer): Promise<BloomFilter>;
 
-  /** Add an item (the filter's key encoding applies). */
-  add(item: Item): void;
+  /**
+   * Add an item (the filter's key encoding applies). A filter with valueBits r > 0
+   * needs its value, an integer in 0..2^r - 1 (BloomgateError E_ARG when missing,
+   * E_RANGE when out of range); an item added twice keeps the larger value.
+   */
+  add(item: Item, value?: number): void;
   /**
    * Add every item of an iterable, or every packed key, with one wasm call per
    * chunk. Malformed packed keys throw (TypeError / RangeError) before any is added.
@@ -179,10 +194,21 @@ export class BloomFilter {
   mightContain(item: Item): boolean;
   /** mightContain for every item (or packed key), with one wasm call per chunk. */
   mightContainMany(items: Iterable<Item> | PackedKeys): boolean[];
-  /** Add a key that is already encoded (e.g. a 20-byte SHA-1 digest for a 'sha1' filter). */
-  addKey(key: Uint8Array): void;
+  /** Add a key that is already encoded (e.g. a 20-byte SHA-1 digest for a 'sha1' filter), with its value as for add(). */
+  addKey(key: Uint8Array, value?: number): void;
   /** mightContain for a key that is already encoded. */
   mightContainKey(key: Uint8Array): boolean;
+  /**
+   * The value stored with an item, or null when it is definitely not in the filter.
+   * A member gets exactly its value; a false positive gets an arbitrary one. Kinds
+   * without values answer 0 for "maybe". For a url filter: the value of the first of
+   * the URL's expressions (most specific first) that might be listed.
+   */
+  valueOf(item: Item): number | null;
+  /** valueOf for a key that is already encoded. */
+  valueOfKey(key: Uint8Array): number | null;
+  /** Bits of value stored with each key, 0..8 (0 for kinds without values). */
+  readonly valueBits: number;
   /**
    * OR another filter into this one. Both must share kind, m, k, seed, hash
    * and key encoding (BloomgateError E_INCOMPATIBLE otherwise).

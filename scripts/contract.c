@@ -107,20 +107,21 @@ int main(int argc, char **argv) {
   printf("export const MAX_BITS = %llu;\n", (unsigned long long)BG_MAX_BITS);
   printf("export const MAX_CAPACITY = %llu;\n", (unsigned long long)BG_MAX_CAPACITY);
   printf("export const MAX_METADATA = %u;\n", BG_MAX_METADATA);
+  printf("export const MAX_VALUE_BITS = %u;\n", BG_MAX_VALUE_BITS);
   printf("export const URL_MAX_EXPRESSIONS = %u;\n", BG_URL_MAX_EXPRESSIONS);
   printf("export const URL_MAX_LENGTH = %u;\n", BG_URL_MAX_LENGTH);
   printf("export const SHA256_CTX_SIZE = %u;\n\n", BG__SHA256_CTX_SIZE);
 
   printf(
-      "/** Filter kinds by header id: static (sealed once), remove, merge, classicSized (m, k from sizeFor). */\n");
+      "/** Filter kinds by header id: static (sealed once), remove, merge, classicSized (m, k from sizeFor), values (a value per key). */\n");
   printf("export const KINDS = Object.freeze([\n");
   /* clang-format 14 takes `(properties) & X` for a cast and would write `(properties)&X`. */
   /* clang-format off */
 #define PRINT_KIND(ID, name, id, properties)                                                                \
-  printf("  Object.freeze({ id: %d, name: '%s', static: %s, remove: %s, merge: %s, classicSized: %s }),\n", \
+  printf("  Object.freeze({ id: %d, name: '%s', static: %s, remove: %s, merge: %s, classicSized: %s, values: %s }),\n", \
          id, #name, (properties) & BG_KP_STATIC ? "true" : "false",                                         \
          (properties) & BG_KP_REMOVE ? "true" : "false", (properties) & BG_KP_MERGE ? "true" : "false",     \
-         (properties) & BG_KP_CLASSIC_SIZED ? "true" : "false");
+         (properties) & BG_KP_CLASSIC_SIZED ? "true" : "false", (properties) & BG_KP_VALUES ? "true" : "false");
   /* clang-format on */
   BG_KIND_LIST(PRINT_KIND)
 #undef PRINT_KIND

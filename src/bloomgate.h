@@ -108,6 +108,7 @@ const char *bg_status_name(int status);
 #define BG_KP_REMOVE 2u        /* bg_filter_remove works */
 #define BG_KP_MERGE 4u         /* bg_filter_merge works */
 #define BG_KP_CLASSIC_SIZED 8u /* m and k are bg_size_for's */
+#define BG_KP_VALUES 16u        /* stores an r-bit value with each key (bg_filter_create_with_values) */
 #define BG_KIND_LIST(X)                                                      \
   X(CLASSIC, classic, 1, BG_KP_MERGE | BG_KP_CLASSIC_SIZED)                  \
   X(BLOCKED, blocked, 2, BG_KP_MERGE)                                        \
@@ -115,11 +116,13 @@ const char *bg_status_name(int status);
   X(FUSE16, fuse16, 4, BG_KP_STATIC)                                         \
   X(COUNTING, counting, 5, BG_KP_REMOVE | BG_KP_MERGE | BG_KP_CLASSIC_SIZED) \
   X(SCALABLE, scalable, 6, BG_KP_CLASSIC_SIZED)                              \
-  X(CUCKOO, cuckoo, 7, BG_KP_REMOVE)
+  X(CUCKOO, cuckoo, 7, BG_KP_REMOVE)                                        \
+  X(FUSE4, fuse4, 8, BG_KP_STATIC | BG_KP_VALUES)
 /*
  * classic:  the classic Bloom filter;            blocked: split-block, one 64-byte block per key;
  * fuse8/16: binary fuse, 8/16-bit fingerprints;  counting: 4-bit saturating counters;
- * scalable: a chain of growing classic layers;   cuckoo: cuckoo filter. Each has a page in docs/kinds/.
+ * scalable: a chain of growing classic layers;   cuckoo: cuckoo filter;
+ * fuse4:    4-wise binary fuse, 1..32-bit fingerprints and 0..8-bit values. Each has a page in docs/kinds/.
  */
 typedef enum {
 #define BG_KIND_ENUM(ID, name, id, properties) BG_KIND_##ID = id,
@@ -189,7 +192,9 @@ typedef enum {
  *   error_rate: the target it was sized for; fill_ratio: bits_set / m
  *   (occupied slots for slot-based kinds); estimated_items and
  *   estimated_error_rate: from the fill ratio, what queries see now;
- *   theoretical_error_rate: what the kind's math predicts after count items.
+ *   theoretical_error_rate: what the kind's math predicts after count items;
+ *   value_bits: r, the bits of value stored with each key (0 for kinds without values);
+ *   build_attempts: the seeds a static kind tried before it built (fuse4; 0 otherwise).
  */
 #define BG_INFO_FIELDS(X)        \
   X(kind, u32)                   \
@@ -209,6 +214,8 @@ typedef enum {
   X(estimated_items, f64)        \
   X(estimated_error_rate, f64)   \
   X(theoretical_error_rate, f64) \
+  X(value_bits, u32)             \
+  X(build_attempts, u32)         \
   X(list_id, bytes16)
 
 /*
@@ -241,6 +248,7 @@ typedef enum {
 #define BG_MAX_K 64u                        /* p >= ~5e-20; beyond that more bits per key buy nothing real */
 #define BG_MAX_CAPACITY ((uint64_t)1 << 53) /* exact in a double, so JavaScript sees the same number */
 #define BG_MAX_METADATA (1u << 20)          /* 1 MiB of metadata JSON */
+#define BG_MAX_VALUE_BITS 8u                /* r: values per key are 0 .. 2^r - 1 (fuse4) */
 #define BG_HEADER_SIZE 128u                 /* fixed part of the .bgf header */
 #define BG_PAYLOAD_ALIGN 64u                /* payload offset alignment (cache line) */
 #define BG_FORMAT_VERSION 1u
@@ -555,7 +563,8 @@ const char *bg_kind_name(int kind);
  * (for url filters: at bg_key_error_rate of it per key).
  * @param kind a BG_KIND_* id.
  * @param capacity n, 1..BG_MAX_CAPACITY.
- * @param error_rate p, 0 < p < 1; fuse8 and fuse16 need p >= 2^-8 and 2^-16.
+ * @param error_rate p, 0 < p < 1; fuse8 and fuse16 need p >= 2^-8 and 2^-16, fuse4 p >= 2^-32
+ *        (its fingerprints have w = ceil(log2(1/p)) bits, 1..32).
  * @param seed the hash seed (two filters merge or diff only with the same seed).
  * @param key_encoding a BG_KEY_* value.
  * @param out receives the filter, owned by the caller (bg_filter_free); NULL on failure; not NULL.
@@ -568,6 +577,18 @@ const char *bg_kind_name(int kind);
  */
 bg_status bg_filter_create(int kind, uint64_t capacity, double error_rate, uint64_t seed, int key_encoding,
                            bg_filter **out);
+/**
+ * @brief bg_filter_create for a kind that stores a value with each key
+ * (BG_KP_VALUES: fuse4): value_bits r, 0..BG_MAX_VALUE_BITS. r = 0 is exactly
+ * bg_filter_create. With r > 0 every key is added with a value below 2^r
+ * (bg_filter_add_value); bg_filter_value reads it back.
+ * @param kind, capacity, error_rate, seed, key_encoding, out as for bg_filter_create.
+ * @param value_bits r.
+ * @return the statuses of bg_filter_create; BG_E_RANGE (r above BG_MAX_VALUE_BITS);
+ *         BG_E_UNSUPPORTED (r > 0 for a kind without values).
+ */
+bg_status bg_filter_create_with_values(int kind, uint64_t capacity, double error_rate, uint64_t seed,
+                                       int key_encoding, unsigned value_bits, bg_filter **out);
 /**
  * @brief Release a filter, with its metadata and the buffer of an owned load.
  * Returns nothing (void).
@@ -624,7 +645,7 @@ bg_status bg_filter_add_key(bg_filter *filter, const void *key, size_t len);
  */
 int bg_filter_contains_key(const bg_filter *filter, const void *key, size_t len);
 /**
- * @brief Add keys to a fuse filter (fuse8, fuse16) by their h1 alone: h1[i]
+ * @brief Add keys to a fuse filter (fuse8, fuse16, fuse4 without values) by their h1 alone: h1[i]
  * is the low half of bg_hash(key, len, seed) with the filter's seed. How a
  * sharded build feeds one shard (docs/kinds/fuse.md): the shard's payload is
  * that of the unsharded filter of these keys. Each value counts as one add.
@@ -636,6 +657,55 @@ int bg_filter_contains_key(const bg_filter *filter, const void *key, size_t len)
  *         the values before the failing one stay added.
  */
 bg_status bg_filter_add_h1(bg_filter *filter, const uint64_t *h1, size_t count);
+/**
+ * @brief bg_filter_add_h1 with a value for each key (see bg_filter_add_value).
+ * @param filter a fuse filter, not sealed; not NULL.
+ * @param h1 count values, not kept; NULL only when count is 0.
+ * @param values count values, each below 2^r; NULL means none, allowed only when r = 0.
+ * @param count how many keys.
+ * @return the statuses of bg_filter_add_h1; BG_E_ARG (values NULL with r > 0);
+ *         BG_E_RANGE (a value of 2^r or more). The keys before the failing one stay added.
+ */
+bg_status bg_filter_add_h1_values(bg_filter *filter, const uint64_t *h1, const uint8_t *values, size_t count);
+/**
+ * @brief Add an item with its value (kinds with BG_KP_VALUES; the key encoding
+ * applies as for bg_filter_add). An item added twice with different values
+ * keeps the larger one (duplicates are resolved when the filter is sealed, so
+ * the result does not depend on the order). Any kind takes value 0 when it
+ * stores no values (r = 0), so bg_filter_add_value(f, item, len, 0) is
+ * bg_filter_add there.
+ * @param filter the filter; not NULL.
+ * @param item the item's len bytes; NULL only when len is 0.
+ * @param len the item's length.
+ * @param value 0 .. 2^r - 1.
+ * @return the statuses of bg_filter_add; BG_E_RANGE (value of 2^r or more).
+ *         (bg_filter_add itself, without a value, is BG_E_ARG on a filter with r > 0.)
+ */
+bg_status bg_filter_add_value(bg_filter *filter, const void *item, size_t len, uint32_t value);
+/**
+ * @brief bg_filter_add_value for a key that is already encoded.
+ * @return the statuses of bg_filter_add_key; BG_E_RANGE (value of 2^r or more).
+ */
+bg_status bg_filter_add_key_value(bg_filter *filter, const void *key, size_t len, uint32_t value);
+/**
+ * @brief Ask for an item and read its value: 1 (maybe; *value written), 0
+ * (definitely not; *value untouched). A member reads exactly the value it was
+ * added with; a false positive reads an arbitrary value below 2^r. Kinds
+ * without values (and r = 0) answer as bg_filter_contains with *value = 0. A
+ * url item's value is that of the first of its expressions (most specific
+ * first) that might be listed.
+ * @param filter the filter; not NULL.
+ * @param item the item's len bytes; NULL only when len is 0.
+ * @param len its length.
+ * @param value receives the value; not NULL.
+ * @return 1, 0, or the negative statuses of bg_filter_contains (BG_E_ARG also for value NULL).
+ */
+int bg_filter_value(const bg_filter *filter, const void *item, size_t len, uint32_t *value);
+/**
+ * @brief bg_filter_value for a key that is already encoded.
+ * @return 1, 0, or the negative statuses of bg_filter_contains_key.
+ */
+int bg_filter_value_key(const bg_filter *filter, const void *key, size_t len, uint32_t *value);
 /** @brief One URL checked against a url filter (bg_filter_match_url). */
 typedef struct {
   uint32_t count;                               /* the URL's expressions, most specific first */

@@ -23,17 +23,24 @@ struct bg_filter {
 
 BG_COLD bg_status bg_filter_create(int kind, uint64_t capacity, double error_rate, uint64_t seed,
                                    int key_encoding, bg_filter **out) {
+  return bg_filter_create_with_values(kind, capacity, error_rate, seed, key_encoding, 0, out);
+}
+
+BG_COLD bg_status bg_filter_create_with_values(int kind, uint64_t capacity, double error_rate, uint64_t seed,
+                                               int key_encoding, unsigned value_bits, bg_filter **out) {
   BG_RETURN_IF(!out, BG_E_ARG);
   *out = NULL;
   const bg_kind_ops *ops = kind < 0 ? NULL : bg__kind_ops((uint32_t)kind);
   BG_RETURN_IF(!ops, BG_E_KIND);
+  BG_RETURN_IF(value_bits > BG_MAX_VALUE_BITS, BG_E_RANGE);
+  BG_RETURN_IF(value_bits && !ops->add_value, BG_E_UNSUPPORTED);
   BG_RETURN_IF(key_encoding < BG_KEY_UTF8 || key_encoding > BG_KEY_URL, BG_E_KEY_ENCODING);
   /* NaN fails both comparisons, so it is rejected here too. */
   BG_RETURN_IF(capacity < 1 || capacity > BG_MAX_CAPACITY || !(error_rate > 0.0 && error_rate < 1.0),
                BG_E_RANGE);
   bg_filter *f = (bg_filter *)calloc(1, sizeof *f);
   BG_RETURN_IF(!f, BG_E_NOMEM);
-  bg_kind_params params = {capacity, bg_key_error_rate(key_encoding, error_rate)};
+  bg_kind_params params = {capacity, bg_key_error_rate(key_encoding, error_rate), value_bits};
   bg_status rc = ops->create(&params, &f->state);
   if (rc != BG_OK) {
     free(f);
@@ -71,21 +78,54 @@ bg_status bg_filter_add_key(bg_filter *f, const void *key, size_t len) {
   return rc;
 }
 
+/* One hashed key with a value: kinds without values take only 0 (their r is 0). */
+static bg_status add_hash_value(bg_filter *f, bg_hash_pair hash, uint32_t value) {
+  if (f->ops->add_value) return f->ops->add_value(f->state, hash, value);
+  BG_RETURN_IF(value, BG_E_RANGE);
+  return f->ops->add(f->state, hash);
+}
+
+bg_status bg_filter_add_key_value(bg_filter *f, const void *key, size_t len, uint32_t value) {
+  BG_RETURN_IF(!f || (!key && len), BG_E_ARG);
+  bg_status rc = add_hash_value(f, bg__hash(key, len, f->seed), value);
+  if (rc == BG_OK) f->count++;
+  return rc;
+}
+
 /*
  * Fuse kinds key on h1 alone, so a builder that has hashed and partitioned
  * the keys (a sharded build, docs/kinds/fuse.md) hands each shard's filter
- * just the h1 values: h2 picked the shard and is not needed again.
+ * just the h1 values (and fuse4 their values): h2 picked the shard and is not
+ * needed again.
  */
-BG_COLD bg_status bg_filter_add_h1(bg_filter *f, const uint64_t *h1, size_t count) {
+BG_COLD bg_status bg_filter_add_h1_values(bg_filter *f, const uint64_t *h1, const uint8_t *values, size_t count) {
   BG_RETURN_IF(!f || (!h1 && count), BG_E_ARG);
-  BG_RETURN_IF(f->ops->kind != BG_KIND_FUSE8 && f->ops->kind != BG_KIND_FUSE16, BG_E_UNSUPPORTED);
+  uint32_t kind = f->ops->kind;
+  BG_RETURN_IF(kind != BG_KIND_FUSE8 && kind != BG_KIND_FUSE16 && kind != BG_KIND_FUSE4, BG_E_UNSUPPORTED);
   for (size_t i = 0; i < count; i++) {
     bg_hash_pair hash = {h1[i], 0};
-    bg_status rc = f->ops->add(f->state, hash);
+    bg_status rc = values ? add_hash_value(f, hash, values[i]) : f->ops->add(f->state, hash);
     if (rc != BG_OK) return rc;
     f->count++;
   }
   return BG_OK;
+}
+
+BG_COLD bg_status bg_filter_add_h1(bg_filter *f, const uint64_t *h1, size_t count) {
+  return bg_filter_add_h1_values(f, h1, NULL, count);
+}
+
+/* A hashed key's answer and value (0 for kinds without values). */
+static int hash_value(const bg_filter *f, bg_hash_pair hash, uint32_t *value) {
+  if (f->ops->value) return f->ops->value(f->state, hash, value);
+  int answer = f->ops->contains(f->state, hash);
+  if (answer > 0) *value = 0;
+  return answer;
+}
+
+int bg_filter_value_key(const bg_filter *f, const void *key, size_t len, uint32_t *value) {
+  BG_RETURN_IF(!f || !value || (!key && len), BG_E_ARG);
+  return hash_value(f, bg__hash(key, len, f->seed), value);
 }
 
 int bg_filter_contains_key(const bg_filter *f, const void *key, size_t len) {
@@ -110,6 +150,15 @@ bg_status bg_filter_add(bg_filter *f, const void *item, size_t len) {
   return rc != BG_OK ? rc : bg_filter_add_key(f, key, key_len);
 }
 
+bg_status bg_filter_add_value(bg_filter *f, const void *item, size_t len, uint32_t value) {
+  BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
+  uint8_t scratch[32];
+  const uint8_t *key;
+  size_t key_len;
+  bg_status rc = bg__item_key(f->key_encoding, item, len, scratch, &key, &key_len);
+  return rc != BG_OK ? rc : bg_filter_add_key_value(f, key, key_len, value);
+}
+
 bg_status bg_filter_remove(bg_filter *f, const void *item, size_t len) {
   BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
   uint8_t scratch[32];
@@ -119,17 +168,32 @@ bg_status bg_filter_remove(bg_filter *f, const void *item, size_t len) {
   return rc != BG_OK ? rc : bg_filter_remove_key(f, key, key_len);
 }
 
-/* A URL is "maybe" when any of its expressions is. */
-static int contains_url(const bg_filter *f, const void *item, size_t len) {
+/* A URL is "maybe" when any of its expressions is; its value is the first such expression's. */
+static int url_value(const bg_filter *f, const void *item, size_t len, uint32_t *value) {
   uint8_t digests[BG_URL_MAX_EXPRESSIONS][32];
   size_t count = 0;
   bg_status rc = bg__url_digests(item, len, digests, &count);
   if (rc != BG_OK) return rc;
   for (size_t i = 0; i < count; i++) {
-    int answer = f->ops->contains(f->state, bg__hash(digests[i], 32, f->seed));
+    int answer = hash_value(f, bg__hash(digests[i], 32, f->seed), value);
     if (answer != 0) return answer;
   }
   return 0;
+}
+
+static int contains_url(const bg_filter *f, const void *item, size_t len) {
+  uint32_t value;
+  return url_value(f, item, len, &value);
+}
+
+int bg_filter_value(const bg_filter *f, const void *item, size_t len, uint32_t *value) {
+  BG_RETURN_IF(!f || !value || (!item && len), BG_E_ARG);
+  if (f->key_encoding == BG_KEY_URL) return url_value(f, item, len, value);
+  uint8_t scratch[32];
+  const uint8_t *key;
+  size_t key_len;
+  bg_status rc = bg__item_key(f->key_encoding, item, len, scratch, &key, &key_len);
+  return rc != BG_OK ? rc : hash_value(f, bg__hash(key, key_len, f->seed), value);
 }
 
 BG_COLD int bg_filter_match_url(const bg_filter *f, const char *url, size_t len, char *text,
@@ -296,6 +360,7 @@ BG_COLD void bg_filter_info(const bg_filter *f, bg_info *info) {
   memset(info, 0, sizeof *info);
   if (!f) return;
   bg_kind_info kind_info;
+  memset(&kind_info, 0, sizeof kind_info);
   f->ops->describe(f->state, f->count, &kind_info);
   info->kind = f->ops->kind;
   info->k = kind_info.k;
@@ -314,6 +379,8 @@ BG_COLD void bg_filter_info(const bg_filter *f, bg_info *info) {
   info->estimated_items = kind_info.estimated_items;
   info->estimated_error_rate = kind_info.estimated_error_rate;
   info->theoretical_error_rate = kind_info.theoretical_error_rate;
+  info->value_bits = kind_info.value_bits;
+  info->build_attempts = kind_info.build_attempts;
   memcpy(info->list_id, f->list_id, 16);
 }
 
@@ -353,6 +420,7 @@ size_t bg_filter_serialized_size(const bg_filter *f) {
 /* The header a serialization writes; BG_E_UNSUPPORTED for a static kind (fuse) not sealed yet, which has no payload. */
 BG_COLD static bg_status serialized_header(const bg_filter *f, bg_header *h) {
   bg_kind_info kind_info;
+  memset(&kind_info, 0, sizeof kind_info);
   f->ops->describe(f->state, f->count, &kind_info);
   filter_header(f, &kind_info, h);
   return h->payload_length == 0 ? BG_E_UNSUPPORTED : BG_OK;

@@ -39,6 +39,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "fuse_shared.h"
 #include "hash_inline.h"
 #include "kind.h"
 
@@ -79,21 +80,6 @@ typedef struct {
 } fuse;
 
 /* ---- hashing --------------------------------------------------------------- */
-
-/* SplitMix64's finalizer: a bijection on 64-bit words with full avalanche. */
-static inline uint64_t fuse_mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= UINT64_C(0xbf58476d1ce4e5b9);
-  x ^= x >> 27;
-  x *= UINT64_C(0x94d049bb133111eb);
-  x ^= x >> 31;
-  return x;
-}
-
-/* The internal seed of build attempt `attempt` (0, 1, ...) for a filter seed. */
-static uint64_t fuse_attempt_seed(uint64_t seed, uint32_t attempt) {
-  return fuse_mix(seed + UINT64_C(0x9e3779b97f4a7c15) * ((uint64_t)attempt + 1));
-}
 
 static inline uint32_t fuse_fingerprint(uint64_t x) { return (uint32_t)(x ^ (x >> 32)); }
 

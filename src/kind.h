@@ -20,6 +20,7 @@
 typedef struct {
   uint64_t capacity; /* n, 1..BG_MAX_CAPACITY (validated by the caller) */
   double error_rate; /* p, 0 < p < 1 (validated by the caller) */
+  unsigned value_bits; /* r, 0..BG_MAX_VALUE_BITS; > 0 only for kinds with BG_KP_VALUES */
 } bg_kind_params;
 
 /* What a kind reports about itself; the generic layer adds the rest of bg_info. */
@@ -31,6 +32,8 @@ typedef struct {
   double estimated_items;        /* from the fill */
   double estimated_error_rate;   /* the false-positive rate queries see now */
   double theoretical_error_rate; /* expected at `count` items */
+  uint32_t value_bits;           /* r (0 unless the kind stores values) */
+  uint32_t build_attempts;       /* seeds a static kind tried (0 when not reported) */
 } bg_kind_info;
 
 typedef struct bg_kind_ops {
@@ -43,10 +46,14 @@ typedef struct bg_kind_ops {
 
   /* One hashed key. add may fail (E_FULL, E_STATIC after sealing a static kind). */
   bg_status (*add)(void *state, bg_hash_pair hash);
+  /* Optional (BG_KP_VALUES): add with a value below 2^r (E_RANGE otherwise). */
+  bg_status (*add_value)(void *state, bg_hash_pair hash, uint32_t value);
   /* 1 maybe, 0 definitely not, negative status (E_UNSUPPORTED when a static kind is not sealed). */
   int (*contains)(const void *state, bg_hash_pair hash);
   /* Optional batch form (results[i] = 0/1); NULL means "loop over contains". */
   bg_status (*contains_many)(const void *state, const bg_hash_pair *hashes, size_t count, uint8_t *results);
+  /* Optional (BG_KP_VALUES): contains, and on 1 the value read back into *value. */
+  int (*value)(const void *state, bg_hash_pair hash, uint32_t *value);
   /* Optional: NULL means the kind cannot delete (E_UNSUPPORTED). */
   bg_status (*remove)(void *state, bg_hash_pair hash);
   /* Optional: static kinds build their structure here; NULL means nothing to do. */

@@ -53,12 +53,13 @@ void *calloc(size_t count, size_t size) {
   return p;
 }
 
-/* capacity arrives as a double: JavaScript numbers are exact to 2^53. */
+/* capacity arrives as a double: JavaScript numbers are exact to 2^53. value_bits: r (0 for most kinds). */
 int bgw_filter_create(int kind, double capacity, double error_rate, uint32_t seed_lo, uint32_t seed_hi,
-                      int key_encoding, bg_filter **out) {
+                      int key_encoding, bg_filter **out, uint32_t value_bits) {
   if (!(capacity >= 1.0) || capacity > (double)BG_MAX_CAPACITY || capacity != (double)(uint64_t)capacity)
     return BG_E_RANGE;
-  return bg_filter_create(kind, (uint64_t)capacity, error_rate, JOIN64(seed_lo, seed_hi), key_encoding, out);
+  return bg_filter_create_with_values(kind, (uint64_t)capacity, error_rate, JOIN64(seed_lo, seed_hi), key_encoding,
+                                      value_bits, out);
 }
 
 /* bg_info flattened by BG_INFO_FIELDS: numbers into out, list_id into bytes. */

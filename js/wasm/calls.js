@@ -14,6 +14,7 @@ import {
   stageBytesOnly, stageInPieces, stageKey,
 } from './staging.js';
 import { WasmBuffer } from './buffers.js';
+import { filterAddH1Values } from './values.js';
 
 const utf8Decoder = new TextDecoder('utf-8');
 if (INFO_SLOTS > 64 || INFO_BYTES > 16) throw new Error('contract.js: bg_info no longer fits the misc block');
@@ -120,14 +121,14 @@ const E_NOMEM = statusCode('E_NOMEM');
 // Kinds that take at least a classic filter's m = -n ln p / (ln 2)^2 bits when created.
 const AT_LEAST_CLASSIC = new Set(KINDS.filter((k) => ['classic', 'blocked', 'counting'].includes(k.name)).map((k) => k.id));
 
-/** bg_filter_create through the i32/f64 shim; returns the filter pointer. */
-export function filterCreate(kind, capacity, errorRate, seedLo, seedHi, keyEncoding) {
+/** bg_filter_create (with valueBits: bg_filter_create_with_values) through the i32/f64 shim; returns the filter pointer. */
+export function filterCreate(kind, capacity, errorRate, seedLo, seedHi, keyEncoding, valueBits = 0) {
   const out = miscPtr + MISC_OUT_PTR;
   const what = `a filter for ${capacity} items at error rate ${errorRate}`;
   // Under a memory cap, refuse what cannot fit before anything is allocated (a lower bound).
   if (AT_LEAST_CLASSIC.has(kind)) checkMemoryFor(Math.ceil(capacity * -Math.log(errorRate) / (Math.LN2 * Math.LN2) / 8), what);
   const before = heapSize();
-  const rc = ex.bgw_filter_create(kind, capacity, errorRate, seedLo, seedHi, keyEncoding, out);
+  const rc = ex.bgw_filter_create(kind, capacity, errorRate, seedLo, seedHi, keyEncoding, out, valueBits);
   if (rc === E_NOMEM) throw outOfMemoryNamingLimit(what);
   check(rc);
   const filter = HEAPU32[out >>> 2];
@@ -334,8 +335,16 @@ export function hashWords(item, seedLo, seedHi, out) {
 /**
  * Add keys to a fuse filter by their h1 values: `bytes` holds little-endian
  * u64 records (bg_filter_add_h1), staged through the batch arena in chunks.
+ * With `values` (one byte per record), filterAddH1Values.
+ * @param {number} filter
+ * @param {Uint8Array} bytes
+ * @param {Uint8Array | null} [values]
  */
-export function filterAddH1(filter, bytes) {
+export function filterAddH1(filter, bytes, values) {
+  if (values !== undefined && values !== null) {
+    filterAddH1Values(filter, bytes, values);
+    return;
+  }
   if (bytes.length % 8 !== 0) throw new RangeError('h1 records are 8 bytes each');
   stageInPieces(bytes, BATCH_PACKED_BYTES, (ptr, length) => check(ex.bg_filter_add_h1(filter, ptr, length / 8)));
   arenaShrink();

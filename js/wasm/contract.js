@@ -10,19 +10,21 @@ export const MAX_K = 64;
 export const MAX_BITS = 8796093022208;
 export const MAX_CAPACITY = 9007199254740992;
 export const MAX_METADATA = 1048576;
+export const MAX_VALUE_BITS = 8;
 export const URL_MAX_EXPRESSIONS = 30;
 export const URL_MAX_LENGTH = 65536;
 export const SHA256_CTX_SIZE = 112;
 
-/** Filter kinds by header id: static (sealed once), remove, merge, classicSized (m, k from sizeFor). */
+/** Filter kinds by header id: static (sealed once), remove, merge, classicSized (m, k from sizeFor), values (a value per key). */
 export const KINDS = Object.freeze([
-  Object.freeze({ id: 1, name: 'classic', static: false, remove: false, merge: true, classicSized: true }),
-  Object.freeze({ id: 2, name: 'blocked', static: false, remove: false, merge: true, classicSized: false }),
-  Object.freeze({ id: 3, name: 'fuse8', static: true, remove: false, merge: false, classicSized: false }),
-  Object.freeze({ id: 4, name: 'fuse16', static: true, remove: false, merge: false, classicSized: false }),
-  Object.freeze({ id: 5, name: 'counting', static: false, remove: true, merge: true, classicSized: true }),
-  Object.freeze({ id: 6, name: 'scalable', static: false, remove: false, merge: false, classicSized: true }),
-  Object.freeze({ id: 7, name: 'cuckoo', static: false, remove: true, merge: false, classicSized: false }),
+  Object.freeze({ id: 1, name: 'classic', static: false, remove: false, merge: true, classicSized: true, values: false }),
+  Object.freeze({ id: 2, name: 'blocked', static: false, remove: false, merge: true, classicSized: false, values: false }),
+  Object.freeze({ id: 3, name: 'fuse8', static: true, remove: false, merge: false, classicSized: false, values: false }),
+  Object.freeze({ id: 4, name: 'fuse16', static: true, remove: false, merge: false, classicSized: false, values: false }),
+  Object.freeze({ id: 5, name: 'counting', static: false, remove: true, merge: true, classicSized: true, values: false }),
+  Object.freeze({ id: 6, name: 'scalable', static: false, remove: false, merge: false, classicSized: true, values: false }),
+  Object.freeze({ id: 7, name: 'cuckoo', static: false, remove: true, merge: false, classicSized: false, values: false }),
+  Object.freeze({ id: 8, name: 'fuse4', static: true, remove: false, merge: false, classicSized: false, values: true }),
 ]);
 
 export const KEY_ENCODINGS = Object.freeze([
@@ -134,10 +136,12 @@ export function readInfo(f, at, b, bAt) {
     estimatedItems: f[at + 22],
     estimatedErrorRate: f[at + 23],
     theoreticalErrorRate: f[at + 24],
+    valueBits: f[at + 25],
+    buildAttempts: f[at + 26],
     listId: b.slice(bAt + 0, bAt + 16),
   };
 }
-export const INFO_SLOTS = 25;
+export const INFO_SLOTS = 27;
 export const INFO_BYTES = 16;
 
 /** bg_delta_info as bgw_delta_peek flattens it. */
@@ -172,6 +176,11 @@ export const EXPORTS = Object.freeze([
   'bg_filter_contains',
   'bg_filter_add_key',
   'bg_filter_add_h1',
+  'bg_filter_add_h1_values',
+  'bg_filter_add_value',
+  'bg_filter_add_key_value',
+  'bg_filter_value',
+  'bg_filter_value_key',
   'bg_filter_contains_key',
   'bg_filter_remove',
   'bg_filter_remove_key',

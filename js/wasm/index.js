@@ -8,12 +8,13 @@
  *   arena.js     the batch arena and packed keys { bytes, offsets }
  *   buffers.js   streaming buffers, checksums and digests
  *   calls.js     one thin call per verb
+ *   values.js    values stored with keys (fuse4)
  *   deltas.js    .bgd deltas between generations
  * This file is the folder's interface for the rest of js/.
  */
 export {
   FORMAT_VERSION, HASH_ALGORITHMS, HEADER_FIELDS, HEADER_SIZE, KEY_ENCODINGS, KINDS, MAX_BITS, MAX_CAPACITY, MAX_K,
-  MAX_METADATA, STATUSES, URL_MAX_EXPRESSIONS, VERSION,
+  MAX_METADATA, MAX_VALUE_BITS, STATUSES, URL_MAX_EXPRESSIONS, VERSION,
 } from './contract.js';
 export {
   check, checkMemoryFor, checkMemoryLimit, getMemoryLimit, heapSize, init, isReady, memoryLimitFor, ready,
@@ -26,4 +27,5 @@ export {
   filterMetadataText, filterRemove, filterRemoveKey, filterSeal, filterSerialize, filterSetIdentity,
   filterSerializeTo, filterSetMetadata, filterToClassic, hashWords, urlCanonicalize, urlExpressions,
 } from './calls.js';
+export { filterAddH1Values, filterAddKeyValue, filterAddValue, filterValue, filterValueKey } from './values.js';
 export { applyDelta, deltaInfo, encodeDelta } from './deltas.js';

@@ -1,0 +1,27 @@
+/*
+ * fuse_shared.h — what the two binary fuse files (fuse.c: 3-wise fuse8 and
+ * fuse16; fuse4.c: 4-wise fuse4) share: the mixer that turns a key's h1 into
+ * the word its cells and fingerprint come from, and the internal seed of each
+ * build attempt. Internal; changing either changes every fuse file.
+ */
+#ifndef BLOOMGATE_FUSE_SHARED_H
+#define BLOOMGATE_FUSE_SHARED_H
+
+#include <stdint.h>
+
+/* SplitMix64's finalizer: a bijection on 64-bit words with full avalanche. */
+static inline uint64_t fuse_mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= UINT64_C(0xbf58476d1ce4e5b9);
+  x ^= x >> 27;
+  x *= UINT64_C(0x94d049bb133111eb);
+  x ^= x >> 31;
+  return x;
+}
+
+/* The internal seed of build attempt `attempt` (0, 1, ...) for a filter seed. */
+static inline uint64_t fuse_attempt_seed(uint64_t seed, uint32_t attempt) {
+  return fuse_mix(seed + UINT64_C(0x9e3779b97f4a7c15) * ((uint64_t)attempt + 1));
+}
+
+#endif /* BLOOMGATE_FUSE_SHARED_H */
