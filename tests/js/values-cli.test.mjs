@@ -221,6 +221,52 @@ describe('URLs: a second, tab-separated column names the threat', () => {
   });
 });
 
+describe('a signed labelled endpoint (serve --sign, export-ranges --sign)', () => {
+  it('its signature covers the labels: with keys the threat is confirmed, a "not listed" proven, forged labels refused', async () => {
+    const { generateKeyFile, readSigningKeys, signAll } = await import('../../js/cli/signing.js');
+    await generateKeyFile(path('publisher.key'));
+    const [publisher] = await readSigningKeys([path('publisher.key')]);
+    const keys = [publisher.id];
+    const server = await serve({ urlStore: path('urls.bgs'), sign: (bytes) => signAll(bytes, [publisher]) });
+    const filter = await loadFile('urls.bgf');
+    try {
+      const manifest = await (await fetch(`${server.url}/hashes/manifest.json`)).json();
+      assert.equal(manifest.version, 2);
+      assert.deepEqual(manifest.values, { meaning: 'threat', labels: LABELS });
+      const listed = await checkUrl(URLS[4].url, { filter, hashesUrl: `${server.url}/hashes`, keys });
+      assert.deepEqual(listed, { listed: true, expression: 'threat-4.example/path/4/', escalated: true, confirmed: true, threat: URLS[4].label });
+      // A "maybe" the store does not hold (a store of the list without URL 7): "not listed", proven against the signed root.
+      writeFileSync(path('urls-minus.txt'), urlLines(URLS.filter((_, i) => i !== 7)));
+      cli(['build', 'urls-minus.txt', '--format', 'urls', '--store', 'minus.bgs', '--list-id', LIST_ID, '-o', 'minus.bgf', '-q']);
+      const minus = await serve({ urlStore: path('minus.bgs'), sign: (bytes) => signAll(bytes, [publisher]) });
+      try {
+        const notListed = await checkUrl(URLS[7].url, { filter, hashesUrl: `${minus.url}/hashes`, keys });
+        assert.deepEqual(notListed, { listed: false, expression: null, escalated: true, confirmed: true, threat: null });
+      } finally {
+        await minus.close();
+      }
+
+      // The same manifest with its labels swapped: the signature no longer holds.
+      cli(['export-ranges', 'urls.bgs', '-o', 'signed-export', '--sign', 'publisher.key', '-q']);
+      const exported = path('signed-export/hashes/manifest.json');
+      const forged = JSON.parse(readFileSync(exported, 'utf8'));
+      forged.values.labels = ['malware', 'phishing', 'unwanted'];
+      writeFileSync(exported, JSON.stringify(forged));
+      const staticServer = await serve({ staticDir: [{ prefix: '/static/', dir: path('signed-export') }] });
+      try {
+        // A listed URL escalates (a clean one never asks): the forged manifest is refused before any reply counts.
+        await assert.rejects(checkUrl(URLS[0].url, { filter, hashesUrl: `${staticServer.url}/static/hashes`, keys }),
+          (error) => error.code === 'E_ESCALATION' && /signature/i.test(error.message));
+      } finally {
+        await staticServer.close();
+      }
+    } finally {
+      filter.free();
+      await server.close();
+    }
+  });
+});
+
 describe('generations of a value filter: diff, patch, publish and openFilter keep the values', () => {
   it('a relabelled URL travels as a delta; after the update every value is intact', async () => {
     const common = ['--format', 'urls', '--list-id', LIST_ID, '--capacity', '300', '--seed', '7', '-q'];
