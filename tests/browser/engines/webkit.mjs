@@ -97,7 +97,8 @@ async function startWebKitOnce({ env = {}, capabilities = {}, args = [], screen 
         let handle;
         if (!firstTaken) {
           firstTaken = true;
-          handle = current;
+          handle = home;
+          await focus(home);
         } else {
           await focus(home); // New Window needs an open current window
           handle = (await wd('POST', `/session/${id}/window/new`, { type: 'tab' })).handle;
@@ -126,6 +127,13 @@ async function startWebKitOnce({ env = {}, capabilities = {}, args = [], screen 
           },
           async close() {
             await focus(handle);
+            if (handle === home) {
+              // Closing the last window would end the session: the home window goes blank and
+              // is the next newWindow() instead.
+              await wd('POST', `/session/${id}/url`, { url: 'about:blank' }).catch(() => {});
+              firstTaken = false;
+              return;
+            }
             await wd('DELETE', `/session/${id}/window`).catch(() => {});
             current = null;
           },
