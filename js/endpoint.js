@@ -129,10 +129,9 @@ export function parseManifest(text, url, protocol) {
   if (!PADDING.has(value.padding)) throw malformed(url, `padding must be one of ${[...PADDING].join(', ')}`);
   if (!NOT_FOUND.has(value.notFound)) throw malformed(url, `notFound must be one of ${[...NOT_FOUND].join(', ')}`);
   if (value.values !== undefined) {
-    let why = '';
-    const values = parseValues(value.values, (problem) => { why = problem; });
-    if (values === null) throw malformed(url, `values: ${why || 'null'}`);
-    if (protocol !== 'hashes' || values.meaning !== 'threat') throw malformed(url, `values of meaning '${values.meaning}' on a ${protocol} endpoint (only hashes endpoints carry threat labels)`);
+    // Only a hashes endpoint carries values: its threat labels (docs/FORMAT.md).
+    const values = parseValues(value.values);
+    if (protocol !== 'hashes' || values?.meaning !== 'threat') throw malformed(url, 'values must be a hashes endpoint\'s threat labels: 1 to 256 distinct labels of 1 to 64 bytes');
     value.values = values;
   }
   if (value.version === SIGNED_MANIFEST_VERSION) {

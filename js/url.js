@@ -22,9 +22,8 @@ import { labelOf, valueMeaningOf, valueOfKey } from './values.js';
 import * as wasm from './wasm/index.js';
 
 const MAX_HASHES_REPLY_BYTES = 1 << 20;
-const FULL_HASH = /^[0-9a-f]{64}$/;
-/** A labelled endpoint's row: the hash and its value, the index of its threat label in the manifest. */
-const VALUED_HASH = /^([0-9a-f]{64}):(\d{1,3})$/;
+/** A row: the full hash, and from a labelled endpoint `:VALUE`, the index of its threat label in the manifest. */
+const FULL_HASH = /^([0-9a-f]{64})(?::(\d{1,3}))?$/;
 const NOT_FOUND = new Set([404]);
 
 function requireReady() {
@@ -200,15 +199,12 @@ async function fetchFullHashes(hashesUrl, prefix, request, manifest) {
   const lines = text.split(/\r?\n/);
   if (lines[lines.length - 1] === '') lines.pop();
   lines.forEach((line, i) => {
-    const row = line.toLowerCase();
     // A labelled endpoint's rows carry a value below its label count; anyone else's are bare hashes.
-    const valued = labels > 0 ? VALUED_HASH.exec(row) : null;
-    const hash = valued ? valued[1] : row;
-    const value = valued ? Number(valued[2]) : null;
-    if ((labels > 0 ? !valued || /** @type {number} */ (value) >= labels : !FULL_HASH.test(hash)) || !hash.startsWith(prefix)) {
+    const [, hash, value] = FULL_HASH.exec(line.toLowerCase()) ?? [];
+    if (!hash?.startsWith(prefix) || (labels > 0 ? !(Number(value) < labels) : value !== undefined)) {
       throw new BloomgateError('E_ESCALATION', `malformed hashes reply at line ${i + 1}`);
     }
-    hashes.set(hash, value);
+    hashes.set(hash, labels > 0 ? Number(value) : null);
   });
   return hashes;
 }

@@ -57,39 +57,21 @@ export function validLabel(label) {
 }
 
 /**
- * The `values` block of a filter's metadata (or of an endpoint manifest), checked; null when
- * there is none or it is malformed (`problem` receives why).
+ * The `values` block of a filter's metadata (or of an endpoint manifest), checked: buckets 1 to
+ * 256 ascending integers >= 1, labels 1 to 256 distinct valid labels. null when there is none,
+ * or it is malformed or of a meaning this version does not know.
  * @param {unknown} block
- * @param {(why: string) => void} [problem]
  * @returns {ValueMeaning | null}
  */
-export function parseValues(block, problem = () => {}) {
-  if (block === undefined || block === null) return null;
-  if (typeof block !== 'object' || Array.isArray(block)) return (problem('values must be an object'), null);
-  const { meaning } = /** @type {any} */ (block);
-  if (meaning === SEEN_AT_LEAST) {
-    const { buckets } = /** @type {any} */ (block);
-    if (!Array.isArray(buckets) || buckets.length === 0 || buckets.length > MAX_CLASSES) {
-      return (problem(`buckets must be 1 to ${MAX_CLASSES} bounds`), null);
-    }
-    for (let i = 0; i < buckets.length; i++) {
-      if (!Number.isSafeInteger(buckets[i]) || buckets[i] < 1 || (i > 0 && buckets[i] <= buckets[i - 1])) {
-        return (problem('buckets must be positive integers in ascending order'), null);
-      }
-    }
-    return Object.freeze({ meaning, buckets: Object.freeze([...buckets]) });
-  }
-  if (meaning === THREAT) {
-    const { labels } = /** @type {any} */ (block);
-    if (!Array.isArray(labels) || labels.length === 0 || labels.length > MAX_CLASSES) {
-      return (problem(`labels must be 1 to ${MAX_CLASSES} strings`), null);
-    }
-    if (!labels.every(validLabel) || new Set(labels).size !== labels.length) {
-      return (problem(`labels must be distinct, 1 to ${MAX_LABEL_BYTES} bytes each, without control characters`), null);
-    }
-    return Object.freeze({ meaning, labels: Object.freeze([...labels]) });
-  }
-  return (problem(`unknown meaning ${JSON.stringify(meaning)}`), null);
+export function parseValues(block) {
+  const { meaning, buckets, labels } = /** @type {any} */ (block ?? {});
+  const threat = meaning === THREAT;
+  const list = threat ? labels : meaning === SEEN_AT_LEAST ? buckets : null;
+  if (!Array.isArray(list) || list.length === 0 || list.length > MAX_CLASSES) return null;
+  const valid = threat
+    ? list.every(validLabel) && new Set(list).size === list.length
+    : list.every((bound, i) => Number.isSafeInteger(bound) && bound > (i > 0 ? list[i - 1] : 0));
+  return valid ? /** @type {ValueMeaning} */ ({ meaning, [threat ? 'labels' : 'buckets']: [...list] }) : null;
 }
 
 /**
