@@ -32,7 +32,8 @@
  *   await page.url();                               // the current document's URL
  *   await page.screenshot(path, { fullPage });      // a PNG (WebKit: the viewport only, always)
  *   await page.errors();                            // what the page threw and console.error said,
- *                                                   //   as 'Name: message' strings (below)
+ *                                                   //   as 'Name: message' strings (below; not
+ *                                                   //   the browser's own network messages)
  *
  * Every selector method first waits (20 s) for the selector to match.
  *
@@ -196,7 +197,10 @@ function wrapPage(engine, page, { viewport = null } = {}) {
   const errors = [];
   page.on('pageerror', (error) => errors.push(describeError(error)));
   page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
+    // console.error calls. Chromium also logs its own network failures ("Failed to load
+    // resource: ... 404", a favicon's say) as console errors, which no other engine reports
+    // there: they are left out, so every engine's errors() means the same.
+    if (message.type() === 'error' && !message.text().startsWith('Failed to load resource:')) errors.push(message.text());
   });
   let ready = Promise.resolve();
   if (viewport && engine === 'firefox') {
