@@ -33,11 +33,13 @@
  * installed is skipped with the reason unless BLOOMGATE_REQUIRE_BROWSERS=1.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, statfsSync } from 'node:fs';
 import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 
 import { storeManifest } from '../../js/endpoint.js';
 import { startReferenceServer } from '../../js/server.js';
@@ -159,7 +161,11 @@ after(async () => {
   await pythonHost?.close();
   await corsOnly?.close();
   if (pageServer?.listening) await new Promise((resolve) => { pageServer.closeAllConnections(); pageServer.close(resolve); });
-  if (base) await rm(base, { recursive: true, force: true });
+  // A million files: rm(1) deletes them in ~25 s on a loaded machine, fs.rm's recursion in ~160 s.
+  if (base) {
+    await promisify(execFile)('rm', ['-rf', base], { timeout: 300000 })
+      .catch(() => rm(base, { recursive: true, force: true }));
+  }
 });
 
 /** Endpoints of a host that serves the password export at `pwBase` and the URL export at `urlBase`. */
