@@ -339,40 +339,6 @@ static bg_status fuse16_contains_many(const void *state, const bg_hash_pair *has
 
 /* ---- building -------------------------------------------------------------- */
 
-/*
- * Sort 64-bit words ascending, through scratch[n]: an LSD radix sort on the
- * top 32 bits (four passes of 8 bits), then insertion sort to order words
- * that share those bits. The words are hashes, so such runs are short (about
- * n^2 / 2^33 adjacent pairs in all) and the last pass is linear in practice.
- */
-static void sort_u64(uint64_t *values, uint64_t *scratch, size_t n) {
-  uint64_t *from = values, *to = scratch;
-  for (unsigned shift = 32; shift < 64; shift += 8) {
-    size_t offsets[256] = {0};
-    for (size_t i = 0; i < n; i++) offsets[(from[i] >> shift) & 0xff]++;
-    size_t sum = 0;
-    for (unsigned b = 0; b < 256; b++) {
-      size_t c = offsets[b];
-      offsets[b] = sum;
-      sum += c;
-    }
-    for (size_t i = 0; i < n; i++) to[offsets[(from[i] >> shift) & 0xff]++] = from[i];
-    uint64_t *swap = from;
-    from = to;
-    to = swap;
-  }
-  /* Four passes: the words are back in values. */
-  for (size_t i = 1; i < n; i++) {
-    uint64_t v = values[i];
-    size_t j = i;
-    while (j > 0 && values[j - 1] > v) {
-      values[j] = values[j - 1];
-      j--;
-    }
-    values[j] = v;
-  }
-}
-
 /* Scratch for the build, allocated once per seal and reused by every attempt. */
 typedef struct {
   uint64_t *order;     /* [n]: mixed hashes in cell order, then the peeled keys */
@@ -501,7 +467,7 @@ static bg_status fuse_seal(void *state, uint64_t seed) {
   if (n) {
     s.order = (uint64_t *)malloc(n * sizeof(uint64_t));
     BG_RETURN_IF(!s.order, BG_E_NOMEM);
-    sort_u64(f->hashes, s.order, n);
+    bg__fuse_sort(f->hashes, NULL, s.order, NULL, n);
     size_t unique = 1;
     for (size_t i = 1; i < n; i++)
       if (f->hashes[i] != f->hashes[unique - 1]) f->hashes[unique++] = f->hashes[i];

@@ -19,9 +19,12 @@
  *   p2 = (p0 + 2L) ^ ((x >> 18) & (L - 1))
  *   p3 = (p0 + 3L) ^ ((y >> 46) & (L - 1))
  *   fingerprint = (y >> 8) & (2^w - 1)
- * The array is sized tight (f4_geometry) and grown by a small step when
- * F4_TRIES_PER_SIZE seeds in a row fail to peel, so construction never
- * fails; the attempts are stored in the payload and reported by bg_info.
+ * Building peels the keys as fuse.c does; what peeling leaves (below 2^17
+ * keys, where the array is sized past the peeling threshold, that is most
+ * of them) is solved as a banded linear system (f4_solve_core). The array is
+ * sized tight (f4_geometry) and grows by a small step when F4_TRIES_PER_SIZE
+ * seeds in a row fail, so construction never fails; the attempts are stored
+ * in the payload and reported by bg_info.
  *
  * Sharded payloads work as fuse8/16's (docs/kinds/fuse.md): shard_bits b > 0
  * means 2^b unsharded payloads behind a table of offsets, the shard of a key
@@ -130,13 +133,21 @@ static uint32_t f4_segment_length(uint64_t n) {
 }
 
 /*
- * Cells per key, per mille, by floor(log2 n): Graf & Lemire's 4-wise factor
- * max(1.075, 0.77 + 0.305 ln(600000) / ln n) taken at 2^(floor(log2 n) + 1),
- * with 1.068 for n >= 2^19 (measured in docs/kinds/fuse4.md: tight enough
- * that a first seed sometimes fails; the retries and growth absorb it).
+ * The geometry by floor(log2 n): the segment length's exponent (0xff: the
+ * rule above) and the cells per key, per mille. Measured (docs/kinds/fuse4.md):
+ * below 2^17 keys short segments and about 1.075 cells per key, where peeling
+ * stops early and the core solver (f4_solve_core) does the rest; from 2^17
+ * on, Graf & Lemire's segments and factor max(1.075, 0.77 + 0.305 ln(600000) / ln n)
+ * taken at 2n, down to 1.068 from 2^20, which plain peeling reaches.
  */
-static const uint16_t F4_PER_MILLE[] = {3698, 2722, 2234, 1941, 1746, 1607, 1502, 1421, 1356, 1303,
-                                        1258, 1221, 1189, 1161, 1136, 1115, 1096, 1079, 1068};
+static const struct {
+  uint8_t exponent;
+  uint16_t per_mille;
+} F4_SIZES[] = {
+    {0, 2000},    {0, 2000},    {1, 1600},    {1, 1600},    {2, 1400},    {2, 1400},    {3, 1300},
+    {3, 1300},    {4, 1200},    {5, 1100},    {5, 1100},    {5, 1100},    {7, 1075},    {7, 1075},
+    {7, 1075},    {7, 1075},    {7, 1075},    {0xff, 1096}, {0xff, 1079}, {0xff, 1070}, {0xff, 1068},
+};
 
 /*
  * The geometry for n keys at growth step g: n * (factor + 1.5% per step)
@@ -149,10 +160,11 @@ static void f4_geometry(uint64_t n, uint32_t growth, uint32_t *segment_length, u
     *segment_length = *segment_count = *array_length = 0;
     return;
   }
-  uint32_t length = f4_segment_length(n), log2n = 0;
-  while (log2n < 63 && (n >> (log2n + 1))) log2n++;
-  size_t row = log2n < sizeof F4_PER_MILLE / sizeof F4_PER_MILLE[0] ? log2n : sizeof F4_PER_MILLE / sizeof F4_PER_MILLE[0] - 1;
-  uint64_t per_mille = F4_PER_MILLE[row] + 15 * (uint64_t)growth;
+  size_t row = 0, rows = sizeof F4_SIZES / sizeof F4_SIZES[0];
+  while (row + 1 < rows && (n >> (row + 1))) row++;
+  uint32_t exponent = F4_SIZES[row].exponent;
+  uint32_t length = exponent == 0xff ? f4_segment_length(n) : (uint32_t)1 << exponent;
+  uint64_t per_mille = F4_SIZES[row].per_mille + 15 * (uint64_t)growth;
   uint64_t wanted = (n * per_mille + 999) / 1000 + 1;
   uint64_t count = (wanted + length - 1) / length;
   count = count > 3 ? count - 3 : 1;
@@ -333,12 +345,8 @@ static bg_status f4_contains_many(const void *state, const bg_hash_pair *hashes,
 
 /* ---- building -------------------------------------------------------------- */
 
-/*
- * Sort the hashes ascending, their values (when there are any) alongside:
- * LSD radix on the top 32 bits, then insertion sort for hashes that share
- * them (rare: they are uniform 64-bit words).
- */
-static void f4_sort(uint64_t *keys, uint8_t *values, uint64_t *key_scratch, uint8_t *value_scratch, size_t n) {
+/* fuse_shared.h: both fuse files sort their hashes here. */
+void bg__fuse_sort(uint64_t *keys, uint8_t *values, uint64_t *key_scratch, uint8_t *value_scratch, size_t n) {
   uint64_t *from = keys, *to = key_scratch;
   uint8_t *vfrom = values, *vto = value_scratch;
   for (unsigned shift = 32; shift < 64; shift += 8) {
@@ -399,7 +407,83 @@ static void f4_scratch_free(f4_scratch *s) {
   memset(s, 0, sizeof *s);
 }
 
-/* One attempt: 1 with cells[] (zeroed by the caller) filled, 0 when peeling stalls. */
+/*
+ * What peeling leaves (the core: keys whose cells all have two keys or more)
+ * is solved as a linear system over GF(2), one row per key (its four cells)
+ * with its key word on the right. A row's cells lie in a window of 4L columns
+ * from the start of its first segment, so rows are kept as bit windows of 4L
+ * bits from their lowest column, and reducing a row by the pivot row of its
+ * lowest column keeps it in such a window (banded elimination, as in Ribbon
+ * filters). The pivots are then solved from the last column down, writing
+ * their cells; every other cell of the core stays 0. The peeled keys' own
+ * cells are never in the core, so they are assigned afterwards as usual.
+ * 1 when solved, 0 when the system has no solution or the core is too
+ * large, -1 when out of memory.
+ */
+#define F4_MAX_CORE_WORDS ((size_t)1 << 21) /* 16 MiB of rows */
+static int f4_solve_core(f4_scratch *s, const uint8_t *values, size_t n, size_t peeled, uint32_t segment_length,
+                         uint32_t segment_count, uint32_t array_length, unsigned w, unsigned r, uint8_t *cells) {
+  size_t core = n - peeled, width = ((size_t)4 * segment_length + 63) / 64, stride = width + 1;
+  if (core > F4_MAX_CORE_WORDS / stride) return 0;
+  uint8_t *done = (uint8_t *)calloc(n, 1);
+  uint64_t *rows = (uint64_t *)malloc(core * stride * sizeof(uint64_t));
+  uint64_t *row = (uint64_t *)malloc(stride * sizeof(uint64_t));
+  int ok = done && rows && row ? 1 : -1;
+  uint32_t *pivot = s->stack; /* free once peeling is over: column -> pivot row, or UINT32_MAX */
+  for (size_t i = 0; ok > 0 && i < peeled; i++) done[s->peeled[i]] = 1;
+  if (ok > 0) memset(pivot, 0xff, (size_t)array_length * sizeof(uint32_t));
+  uint64_t fmask = ((uint64_t)1 << w) - 1;
+  size_t used = 0;
+  for (size_t key = 0; ok > 0 && key < n; key++) {
+    if (done[key]) continue;
+    uint32_t p[4], fp = f4_cells(s->x[key], segment_length, segment_count, p);
+    uint64_t column = (uint64_t)(p[0] / segment_length) * segment_length;
+    memset(row, 0, width * sizeof(uint64_t));
+    for (int u = 0; u < 4; u++) row[(p[u] - column) >> 6] ^= (uint64_t)1 << ((p[u] - column) & 63);
+    row[width] = ((fp & fmask) << r) | (values ? s->v[key] : 0u);
+    for (;;) {
+      size_t k = 0;
+      while (k < width && !row[k]) k++;
+      if (k == width) {
+        if (row[width]) ok = 0; /* 0 = a non-zero word: no solution */
+        break;
+      }
+      /* Shift the window so that its lowest set bit is bit 0. */
+      unsigned bit = (unsigned)__builtin_ctzll(row[k]);
+      column += 64 * k + bit;
+      for (size_t j = 0; j < width; j++) {
+        uint64_t lo = j + k < width ? row[j + k] : 0, hi = j + k + 1 < width ? row[j + k + 1] : 0;
+        row[j] = bit ? (lo >> bit) | (hi << (64 - bit)) : lo;
+      }
+      uint32_t at = pivot[column];
+      if (at == UINT32_MAX) {
+        pivot[column] = (uint32_t)used;
+        memcpy(rows + used++ * stride, row, stride * sizeof(uint64_t));
+        break;
+      }
+      const uint64_t *other = rows + (size_t)at * stride;
+      for (size_t j = 0; j <= width; j++) row[j] ^= other[j];
+    }
+  }
+  unsigned bits = w + r;
+  for (uint32_t column = array_length; ok > 0 && column-- > 0;) {
+    if (pivot[column] == UINT32_MAX) continue;
+    const uint64_t *pr = rows + (size_t)pivot[column] * stride;
+    uint64_t v = pr[width];
+    for (size_t j = 0; j < width; j++) {
+      uint64_t word = j ? pr[j] : pr[j] & ~(uint64_t)1;
+      for (; word; word &= word - 1)
+        v ^= f4_get(cells, column + (uint32_t)(64 * j) + (uint32_t)__builtin_ctzll(word), bits);
+    }
+    f4_put(cells, column, bits, v);
+  }
+  free(done);
+  free(rows);
+  free(row);
+  return ok;
+}
+
+/* One attempt: 1 with cells[] (zeroed by the caller) filled, 0 when it fails, -1 when out of memory. */
 static int f4_try_build(const uint64_t *keys, const uint8_t *values, size_t n, uint32_t segment_length,
                         uint32_t segment_count, uint32_t array_length, uint64_t seed, unsigned w, unsigned r,
                         unsigned bucket_bits, f4_scratch *s, uint8_t *cells) {
@@ -461,7 +545,10 @@ static int f4_try_build(const uint64_t *keys, const uint8_t *values, size_t n, u
       }
     }
   }
-  if (peeled != n) return 0;
+  if (peeled != n) {
+    int solved = f4_solve_core(s, values, n, peeled, segment_length, segment_count, array_length, w, r, cells);
+    if (solved <= 0) return solved;
+  }
 
   unsigned bits = w + r;
   uint64_t fmask = ((uint64_t)1 << w) - 1;
@@ -493,7 +580,7 @@ static bg_status f4_seal(void *state, uint64_t seed) {
       f4_scratch_free(&s);
       return BG_E_NOMEM;
     }
-    f4_sort(f->hashes, f->r ? f->values : NULL, s.x, s.v, n);
+    bg__fuse_sort(f->hashes, f->r ? f->values : NULL, s.x, s.v, n);
     size_t unique = 1;
     for (size_t i = 1; i < n; i++) {
       if (f->hashes[i] != f->hashes[unique - 1]) {
@@ -553,6 +640,11 @@ static bg_status f4_seal(void *state, uint64_t seed) {
       memset(cells, 0, (size_t)cell_bytes);
       built = f4_try_build(f->hashes, f->r ? f->values : NULL, n, segment_length, segment_count, array_length,
                            used_seed, f->w, f->r, bucket_bits, &s, cells);
+      if (built < 0) {
+        f4_scratch_free(&s);
+        free(cells);
+        return BG_E_NOMEM;
+      }
     }
     f4_scratch_free(&s);
     if (!built) {

@@ -7,6 +7,7 @@
 #ifndef BLOOMGATE_FUSE_SHARED_H
 #define BLOOMGATE_FUSE_SHARED_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* SplitMix64's finalizer: a bijection on 64-bit words with full avalanche. */
@@ -23,5 +24,14 @@ static inline uint64_t fuse_mix(uint64_t x) {
 static inline uint64_t fuse_attempt_seed(uint64_t seed, uint32_t attempt) {
   return fuse_mix(seed + UINT64_C(0x9e3779b97f4a7c15) * ((uint64_t)attempt + 1));
 }
+
+/*
+ * Sort n hashes ascending through key_scratch[n], and their values (when
+ * values is not NULL) alongside through value_scratch[n]: an LSD radix sort
+ * on the top 32 bits (four passes of 8 bits), then insertion sort for words
+ * that share those bits (hashes, so such runs are short: about n^2 / 2^33
+ * adjacent pairs in all). Defined in fuse4.c.
+ */
+void bg__fuse_sort(uint64_t *keys, uint8_t *values, uint64_t *key_scratch, uint8_t *value_scratch, size_t n);
 
 #endif /* BLOOMGATE_FUSE_SHARED_H */
