@@ -7,23 +7,27 @@
  *     package is served) and answers from a filter: its only requests are the
  *     page, its script, the file and the filter;
  *   - the same from a module worker;
- *   - in Chromium, where the key staging takes the browsers' loop limit, string
- *     keys are exactly their UTF-8 bytes (non-ASCII at, before and past the
- *     limit, lone surrogates, long keys), single and in batches;
+ *   - where the key staging takes the browsers' loop limit, string keys are
+ *     exactly their UTF-8 bytes (non-ASCII at, before and past the limit, lone
+ *     surrogates, long keys), single and in batches;
  *   - the file imports nothing, and Node can import it by path and answer.
  *
- * Run: node --test tests/browser/single-file.test.mjs (needs esbuild, a
- * devDependency, and /usr/bin/chromium or BG_CHROMIUM).
+ * The page tests run in Chromium, Firefox and WebKit (tests/browser/engines/), each meeting
+ * the same assertions. Each page's first script is the adapter's error capture
+ * (PAGE_CAPTURE_PATH, left out of the request lists), so WebKit sees errors from the start.
+ *
+ * Run: node --test tests/browser/single-file.test.mjs (needs esbuild, a devDependency; the
+ * browsers: tests/browser/engines/index.mjs).
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { extname } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
 import { BUNDLE, writeBundle } from '../../scripts/build-bundle.mjs';
-import { CHROMIUM, launch } from './browser.mjs';
+import { ENGINES, PAGE_CAPTURE, PAGE_CAPTURE_PATH, launchEngine, skipUnless } from './engines/index.mjs';
 import { wordFilter } from './helpers/packed.mjs';
 import { listenLocal } from './helpers/listen.mjs';
 
@@ -32,7 +36,7 @@ const WORDS = ['alpha', 'bravo', 'charlie', 'delta'];
 const ABSENT = ['granite', 'keyboard', 'velocity', 'harbour', 'pancake', 'quartzite'];
 
 const page = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>single file</title>
+<html lang="en"><head><meta charset="utf-8"><script src="${PAGE_CAPTURE_PATH}"></script><title>single file</title>
 <script type="module" src="app.js"></script></head><body><p id="out">loading</p></body></html>
 `;
 
@@ -69,81 +73,58 @@ loadFilter('/words.bgf').then((filter) => self.postMessage((${report})(filter)),
 
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8' };
 
-describe("'bloomgate/bundle': one file, imported by path", {
-  skip: existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM}`, timeout: 120000,
-}, () => {
-  let server;
-  let browser;
-  let bundle;
-  let filterBytes;
+let server;
+let bundle;
+let filterBytes;
 
-  before(async () => {
-    const built = writeBundle();
-    bundle = readFileSync(BUNDLE);
-    filterBytes = await wordFilter(WORDS);
-    const files = {
-      '/page/': page,
-      '/page/app.js': app,
-      '/page/vendor/bloomgate.mjs': bundle,
-      '/worker/': page,
-      '/worker/app.js': workerApp,
-      '/worker/worker.js': workerModule,
-      '/worker/vendor/bloomgate.mjs': bundle,
-      '/keys/': '<!doctype html><meta charset="utf-8"><title>keys</title>',
-      '/keys/vendor/bloomgate.mjs': bundle,
-      '/words.bgf': filterBytes,
-    };
-    const requests = [];
-    server = await listenLocal(createServer((req, res) => {
-      const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
-      requests.push(path);
-      if (path === '/favicon.ico') return res.writeHead(204).end();
-      const body = files[path];
-      if (body === undefined) return res.writeHead(404).end();
-      res.writeHead(200, {
-        'content-type': path.endsWith('/') ? TYPES['.html'] : TYPES[extname(path)] ?? 'application/octet-stream',
-        'content-security-policy': STRICT,
-        'cache-control': 'no-store',
-      }).end(body);
-    }), { requests });
-    browser = await launch();
-    process.stderr.write(`# js/bundle.mjs: ${built.bytes} bytes, ${built.gzip} gzip -9\n`);
-  });
+before(async () => {
+  const built = writeBundle();
+  bundle = readFileSync(BUNDLE);
+  filterBytes = await wordFilter(WORDS);
+  const files = {
+    '/page/': page,
+    '/page/app.js': app,
+    '/page/vendor/bloomgate.mjs': bundle,
+    '/worker/': page,
+    '/worker/app.js': workerApp,
+    '/worker/worker.js': workerModule,
+    '/worker/vendor/bloomgate.mjs': bundle,
+    '/keys/': `<!doctype html><meta charset="utf-8"><script src="${PAGE_CAPTURE_PATH}"></script><title>keys</title>`,
+    '/keys/vendor/bloomgate.mjs': bundle,
+    '/words.bgf': filterBytes,
+    [PAGE_CAPTURE_PATH]: PAGE_CAPTURE,
+  };
+  const requests = [];
+  server = await listenLocal(createServer((req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
+    requests.push(path);
+    if (path === '/favicon.ico') return res.writeHead(204).end();
+    const body = files[path];
+    if (body === undefined) return res.writeHead(404).end();
+    res.writeHead(200, {
+      'content-type': path.endsWith('/') ? TYPES['.html'] : TYPES[extname(path)] ?? 'application/octet-stream',
+      'content-security-policy': STRICT,
+      'cache-control': 'no-store',
+    }).end(body);
+  }), { requests });
+  process.stderr.write(`# js/bundle.mjs: ${built.bytes} bytes, ${built.gzip} gzip -9\n`);
+});
 
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-  });
+after(async () => {
+  await server?.close();
+});
 
-  async function open(path) {
-    const tab = await browser.context.newPage();
-    const errors = [];
-    tab.on('pageerror', (error) => errors.push(error.message));
-    tab.on('console', (message) => {
-      if (message.type() === 'error') errors.push(message.text());
-    });
-    const from = server.requests.length;
-    try {
-      await tab.goto(`${server.origin}${path}`);
-      await tab.waitForSelector('#out[data-state]', { timeout: 20000 });
-      return {
-        state: await tab.getAttribute('#out', 'data-state'),
-        result: JSON.parse(await tab.getAttribute('#out', 'data-result')),
-        requests: server.requests.slice(from),
-        errors,
-      };
-    } finally {
-      await tab.close();
-    }
-  }
+function assertAnswers({ state, result, errors }) {
+  assert.equal(state, 'ready', JSON.stringify(result));
+  assert.deepEqual(result.present, WORDS);
+  assert.ok(result.absent.length >= ABSENT.length - 1, `definite negatives: ${result.absent.length}`);
+  assert.deepEqual(errors, []);
+}
 
-  function assertAnswers({ state, result, errors }) {
-    assert.equal(state, 'ready', JSON.stringify(result));
-    assert.deepEqual(result.present, WORDS);
-    assert.ok(result.absent.length >= ABSENT.length - 1, `definite negatives: ${result.absent.length}`);
-    assert.deepEqual(errors, []);
-  }
+/** Requests a page made, less the favicon and the test's own capture script. */
+const pageRequests = (requests) => requests.filter((path) => path !== '/favicon.ico' && path !== PAGE_CAPTURE_PATH);
 
+describe("'bloomgate/bundle': one file, imported by path", () => {
   it('imports nothing: no import statements, no dynamic import, no Node built-in', () => {
     const text = bundle.toString('utf8');
     // Minified static imports are `import{…}from"…";`, `import*as x from"…";` or `import"…";` at a statement start.
@@ -151,61 +132,6 @@ describe("'bloomgate/bundle': one file, imported by path", {
     assert.equal(imports, null, 'the file is self-contained');
     assert.ok(text.includes(readFileSync(new URL('../../wasm/bloomgate.wasm', import.meta.url)).toString('base64')),
       'it carries the current wasm/bloomgate.wasm');
-  });
-
-  it("a page under script-src 'self' 'wasm-unsafe-eval' imports it by path and answers; nothing else is fetched", async () => {
-    const opened = await open('/page/');
-    assertAnswers(opened);
-    assert.deepEqual(opened.requests.filter((path) => path !== '/favicon.ico'),
-      ['/page/', '/page/app.js', '/page/vendor/bloomgate.mjs', '/words.bgf']);
-  });
-
-  it('a module worker imports it by path and answers', async () => {
-    const opened = await open('/worker/');
-    assertAnswers(opened);
-    assert.deepEqual(opened.requests.filter((path) => path.endsWith('.wasm')), []);
-  });
-
-  it("Chromium's key staging: string keys are their UTF-8 bytes, single and in batches", async () => {
-    const tab = await browser.context.newPage();
-    try {
-      await tab.goto(`${server.origin}/keys/`);
-      const result = await tab.evaluate(async () => {
-        const { BloomFilter } = await import('./vendor/bloomgate.mjs');
-        const utf8 = new TextEncoder();
-        const samples = ['', 'a', '\uD800', 'lone low \uDC00', 'pair \uD83C\uDF89', 'ü'.repeat(3000), 'x'.repeat(5000),
-          'https://example.com/posts/0000001.html'];
-        for (const n of [15, 16, 17, 95, 96, 97, 127, 128, 129, 200]) {
-          const ascii = 'k'.repeat(n);
-          samples.push(ascii);
-          for (const at of [0, n >> 1, n - 1]) {
-            for (const unit of ['é', '日', '\uD800', '\x7f', '\x80']) samples.push(ascii.slice(0, at) + unit + ascii.slice(at + 1));
-          }
-        }
-        const options = { capacity: 10_000, errorRate: 0.0001 };
-        const [byString, byBytes, byBatch] = await Promise.all([0, 1, 2].map(() => BloomFilter.create(options)));
-        for (const s of samples) byString.add(s);
-        for (const s of samples) byBytes.add(utf8.encode(s));
-        byBatch.addAll(samples);
-        const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
-        const probes = samples.map((s) => `${s}?`);
-        const expected = probes.map((p) => byBytes.mightContain(utf8.encode(p)));
-        const mixed = [...samples, utf8.encode('bytes'), ...probes];
-        return {
-          count: samples.length,
-          single: same(byString.serialize(), byBytes.serialize()),
-          batch: same(byBatch.serialize(), byBytes.serialize()),
-          members: samples.every((s) => byString.mightContain(s)),
-          probes: same(probes.map((p) => byString.mightContain(p)), expected),
-          many: same(byString.mightContainMany(mixed),
-            mixed.map((item) => byBytes.mightContain(typeof item === 'string' ? utf8.encode(item) : item))),
-        };
-      });
-      assert.deepEqual(result, { count: result.count, single: true, batch: true, members: true, probes: true, many: true });
-      assert.ok(result.count > 150);
-    } finally {
-      await tab.close();
-    }
   });
 
   it("Node imports the same file by path and answers from bytes; package.json exports it as 'bloomgate/bundle'", async () => {
@@ -221,3 +147,88 @@ describe("'bloomgate/bundle': one file, imported by path", {
     made.free();
   });
 });
+
+for (const name of ENGINES) {
+  describe(`'bloomgate/bundle' imported by path in ${name}`, { skip: skipUnless(name), timeout: 300000 }, () => {
+    let engine;
+
+    before(async () => {
+      engine = await launchEngine(name);
+    });
+
+    after(async () => {
+      await engine?.close();
+    });
+
+    async function open(path) {
+      const tab = await engine.newPage();
+      const from = server.requests.length;
+      try {
+        await tab.goto(`${server.origin}${path}`);
+        await tab.waitFor(() => document.querySelector('#out[data-state]') !== null, null, { timeout: 60000 });
+        return {
+          state: await tab.attribute('#out', 'data-state'),
+          result: JSON.parse(await tab.attribute('#out', 'data-result')),
+          requests: pageRequests(server.requests.slice(from)),
+          errors: await tab.errors(),
+        };
+      } finally {
+        await tab.close();
+      }
+    }
+
+    it("a page under script-src 'self' 'wasm-unsafe-eval' imports it by path and answers; nothing else is fetched", async () => {
+      const opened = await open('/page/');
+      assertAnswers(opened);
+      assert.deepEqual(opened.requests, ['/page/', '/page/app.js', '/page/vendor/bloomgate.mjs', '/words.bgf']);
+    });
+
+    it('a module worker imports it by path and answers', async () => {
+      const opened = await open('/worker/');
+      assertAnswers(opened);
+      assert.deepEqual(opened.requests.filter((path) => path.endsWith('.wasm')), []);
+    });
+
+    it('the key staging: string keys are their UTF-8 bytes, single and in batches', async () => {
+      const tab = await engine.newPage();
+      try {
+        await tab.goto(`${server.origin}/keys/`);
+        const result = await tab.evaluate(async () => {
+          const { BloomFilter } = await import('./vendor/bloomgate.mjs');
+          const utf8 = new TextEncoder();
+          const samples = ['', 'a', '\uD800', 'lone low \uDC00', 'pair \uD83C\uDF89', 'ü'.repeat(3000), 'x'.repeat(5000),
+            'https://example.com/posts/0000001.html'];
+          for (const n of [15, 16, 17, 95, 96, 97, 127, 128, 129, 200]) {
+            const ascii = 'k'.repeat(n);
+            samples.push(ascii);
+            for (const at of [0, n >> 1, n - 1]) {
+              for (const unit of ['é', '日', '\uD800', '\x7f', '\x80']) samples.push(ascii.slice(0, at) + unit + ascii.slice(at + 1));
+            }
+          }
+          const options = { capacity: 10_000, errorRate: 0.0001 };
+          const [byString, byBytes, byBatch] = await Promise.all([0, 1, 2].map(() => BloomFilter.create(options)));
+          for (const s of samples) byString.add(s);
+          for (const s of samples) byBytes.add(utf8.encode(s));
+          byBatch.addAll(samples);
+          const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+          const probes = samples.map((s) => `${s}?`);
+          const expected = probes.map((p) => byBytes.mightContain(utf8.encode(p)));
+          const mixed = [...samples, utf8.encode('bytes'), ...probes];
+          return {
+            count: samples.length,
+            single: same(byString.serialize(), byBytes.serialize()),
+            batch: same(byBatch.serialize(), byBytes.serialize()),
+            members: samples.every((s) => byString.mightContain(s)),
+            probes: same(probes.map((p) => byString.mightContain(p)), expected),
+            many: same(byString.mightContainMany(mixed),
+              mixed.map((item) => byBytes.mightContain(typeof item === 'string' ? utf8.encode(item) : item))),
+          };
+        });
+        assert.deepEqual(result, { count: result.count, single: true, batch: true, members: true, probes: true, many: true });
+        assert.ok(result.count > 150);
+      } finally {
+        await tab.close();
+      }
+    });
+  });
+}
