@@ -2,10 +2,36 @@
 /**
  * arena.js — the batch arena (key bytes back to back, their u32 offsets and a
  * result byte per key, reused by every batch) and packed keys
- * `{ bytes, offsets }`, which go into it with one copy a chunk. staging.js
- * packs iterables of strings and byte keys into the same arena.
+ * `{ bytes, offsets }`, which go into it with one copy a chunk, and the
+ * 'words' batch encoder of ASCII strings. staging.js packs iterables of
+ * strings and byte keys into the same arena.
  */
 import { ex, HEAPU8, HEAPU32, freePtr, mallocOrThrow, onAttach } from './module.js';
+
+// How a batch chunk of ASCII strings goes into the arena. 'join': one
+// encodeInto of the chunk's joined string. 'words': a charCodeAt loop writing
+// four characters a u32 store, streamed across key boundaries. Measured on
+// 1,000-key batches of 38-character keys (node bench/batch-variants.mjs):
+// V8 and SpiderMonkey join and encode fast, and 'join' beats 'words' there
+// (Chromium 0.62x against 0.84x one call a key, Firefox 0.35x against 0.59x);
+// JavaScriptCore joins at ~100-130 ns a key and encodeInto adds ~160, so
+// WebKit's batches with 'join' took 2x one call a key, and 0.67x with 'words'.
+// Chosen per engine at load: 'words' where the user agent names AppleWebKit/
+// without Chrome/ (Safari, every iOS browser, WebKitGTK; Chromium's says
+// AppleWebKit/ too, and its headless one says HeadlessChrome/).
+export const BATCH_ENCODERS = Object.freeze(['join', 'words']);
+const USER_AGENT = typeof navigator === 'object' && navigator !== null ? String(navigator.userAgent) : '';
+const DEFAULT_BATCH_ENCODER = /AppleWebKit\//.test(USER_AGENT) && !/Chrome\//.test(USER_AGENT) ? 'words' : 'join';
+let batchEncoder = DEFAULT_BATCH_ENCODER;
+
+/** The batch encoder ('join' or 'words'); setBatchEncoder(name) forces it (benchmarks, tests), undefined restores it. */
+export const getBatchEncoder = () => batchEncoder;
+export function setBatchEncoder(name) {
+  const previous = batchEncoder;
+  if (name !== undefined && !BATCH_ENCODERS.includes(name)) throw new RangeError(`batch encoder: ${BATCH_ENCODERS.join(' or ')}`);
+  batchEncoder = name ?? DEFAULT_BATCH_ENCODER;
+  return previous;
+}
 
 /** A batch chunk holds at most this many keys. */
 export const BATCH_KEYS = 4096;
@@ -131,4 +157,79 @@ export function runPacked(handle, { bytes, offsets, count }, onChunk) {
     start = end;
   }
   arenaShrink();
+}
+
+/* ------------------------------------------------------------------------ */
+/* ASCII strings, four characters a store                                    */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * The 'words' batch encoder: the strings items[start, end) (all strings,
+ * `units` UTF-16 units in all) written back to back into the arena four
+ * characters a u32 store, the stores streamed across key boundaries (a key's
+ * first characters complete the word the previous key left open), and their
+ * offsets. False when a unit is >= 0x80: what was written is garbage the
+ * key-by-key path overwrites.
+ */
+export function packAsciiWords(items, start, end, units, offsetIndex) {
+  arenaReserve(units + 4); // the last word may carry up to 3 zero bytes past the keys
+  const base = arena.items;
+  if ((base & 3) !== 0) return false; // malloc aligns to 8; never taken
+  const words = HEAPU32; // the keys' words and their offsets
+  let w = base >>> 2;
+  let at = offsetIndex;
+  let pending = 0; // the open word's bytes, low first
+  let bits = 0; // how many bits of it are filled: 0, 8, 16 or 24
+  let offset = 0;
+  let seen = 0; // every unit ORed: >= 0x80 when one is not ASCII
+  words[at++] = 0;
+  for (let i = start; i < end; i++) {
+    const s = items[i];
+    const n = s.length;
+    const full = n & ~3;
+    let j = 0;
+    if (bits === 0) {
+      for (; j < full; j += 4) {
+        const a = s.charCodeAt(j);
+        const b = s.charCodeAt(j + 1);
+        const c = s.charCodeAt(j + 2);
+        const d = s.charCodeAt(j + 3);
+        seen |= a | b | c | d;
+        words[w++] = a | (b << 8) | (c << 16) | (d << 24);
+      }
+    } else {
+      const back = 32 - bits;
+      for (; j < full; j += 4) {
+        const a = s.charCodeAt(j);
+        const b = s.charCodeAt(j + 1);
+        const c = s.charCodeAt(j + 2);
+        const d = s.charCodeAt(j + 3);
+        seen |= a | b | c | d;
+        const word = a | (b << 8) | (c << 16) | (d << 24);
+        words[w++] = pending | (word << bits);
+        pending = word >>> back;
+      }
+    }
+    if (j < n) {
+      // The last 1-3 characters as one word, added to the open one.
+      const a = s.charCodeAt(j);
+      const b = j + 1 < n ? s.charCodeAt(j + 1) : 0;
+      const c = j + 2 < n ? s.charCodeAt(j + 2) : 0;
+      seen |= a | b | c;
+      const tail = a | (b << 8) | (c << 16);
+      const filled = bits + ((n - j) << 3);
+      if (filled < 32) {
+        pending |= tail << bits;
+        bits = filled;
+      } else {
+        words[w++] = pending | (tail << bits);
+        pending = tail >>> (32 - bits); // bits >= 8 here: 3 characters and fewer fill no empty word
+        bits = filled - 32;
+      }
+    }
+    offset += n;
+    words[at++] = offset;
+  }
+  if (bits !== 0) words[w] = pending;
+  return seen < 0x80;
 }

@@ -5,7 +5,7 @@
  *   contract.js  the facts the core owns (generated from src/bloomgate.h)
  *   module.js    instantiation, memory views, status codes, allocation
  *   staging.js   keys and batches into wasm memory
- *   arena.js     the batch arena and packed keys { bytes, offsets }
+ *   arena.js     the batch arena, packed keys { bytes, offsets }, ASCII batches as words
  *   buffers.js   streaming buffers, checksums and digests
  *   calls.js     one thin call per verb
  *   values.js    values stored with keys (fuse4)

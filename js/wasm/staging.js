@@ -6,9 +6,12 @@
  * crossing.
  */
 import { ex, HEAPU8, HEAPU32, mallocOrThrow, onAttach, onMemoryGrowth } from './module.js';
-import { BATCH_KEYS, arena, arenaReserve, arenaShrink, isUint8Array, packedKeys, runPacked } from './arena.js';
+import { BATCH_KEYS, arena, arenaReserve, arenaShrink, getBatchEncoder, isUint8Array, packAsciiWords, packedKeys, runPacked } from './arena.js';
 
-export { BATCH_PACKED_BYTES, arena, arenaReserve, arenaShrink, isUint8Array, packedKeys, stageInPieces } from './arena.js';
+export {
+  BATCH_ENCODERS, BATCH_PACKED_BYTES, arena, arenaReserve, arenaShrink, getBatchEncoder, isUint8Array, packedKeys, setBatchEncoder,
+  stageInPieces,
+} from './arena.js';
 
 // ASCII strings up to asciiLoopMax UTF-16 units are copied by a charCodeAt loop
 // writing four characters a u32 store (writeAscii; a unit >= 0x80 hands the key
@@ -257,6 +260,10 @@ function packChunk(items, start, end, what, indexBase) {
       offsets[offsetIndex++] = at - base;
     }
     return count;
+  }
+  if (allStrings && joinedAsciiLikely && getBatchEncoder() === 'words') {
+    if (packAsciiWords(items, start, end, units, offsetIndex)) return count;
+    joinedAsciiLikely = false; // non-ASCII text: go key by key for the rest of this batch
   }
   if (allStrings && joinedAsciiLikely) {
     // One encodeInto for the whole chunk into exactly `units` bytes. When it
