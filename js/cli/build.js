@@ -319,7 +319,16 @@ async function smallestKind(BloomFilter, options, capacity) {
       throw error;
     }
     try {
-      if (STATIC_KIND_IDS.has(/** @type {number} */ (KIND_IDS.get(kind)))) addDistinct(filter, n, valueBits); // a static kind's size needs its keys
+      // A static kind's size needs its keys; a cuckoo filter is filled too, as it may not hold
+      // its capacity (E_FULL): then it is no choice.
+      if (kind === 'cuckoo' || STATIC_KIND_IDS.has(/** @type {number} */ (KIND_IDS.get(kind)))) {
+        try {
+          addDistinct(filter, n, valueBits);
+        } catch (/** @type {any} */ error) {
+          if (error?.code === 'E_FULL' && kind === 'cuckoo') continue;
+          throw error;
+        }
+      }
       const bits = filter.stats().serializedBytes * 8 / n;
       if (best === null || bits < best.bits) best = { kind, bits };
     } finally {
@@ -456,21 +465,19 @@ function refuseToOverwriteInput(input, options) {
  * @param {BuildOptions} options
  */
 async function detectLabels(input, options) {
-  if (!input.rereadable) await input.bufferAll();
-  let labelled = null;
-  for await (const chunk of input.chunks()) {
-    let start = 0;
-    while (labelled === null && start < chunk.length) {
-      let end = chunk.indexOf(10, start);
-      const complete = end >= 0;
-      if (!complete) end = chunk.length;
-      let i = start;
-      while (i < end && chunk[i] === 13) i++;
-      if (end > i) labelled = chunk.subarray(start, end).includes(9);
-      else if (!complete) break;
-      start = end + 1;
+  // Most inputs tell on their first chunk; a pipe's is held for the build to read again.
+  let labelled = firstLineHasTab(await input.firstChunk());
+  if (labelled === null) {
+    if (!input.rereadable) await input.bufferAll();
+    let carry = new Uint8Array(0);
+    for await (const chunk of input.chunks()) {
+      const joined = new Uint8Array(carry.length + chunk.length);
+      joined.set(carry);
+      joined.set(chunk, carry.length);
+      labelled = firstLineHasTab(joined);
+      if (labelled !== null) break;
+      carry = joined.subarray(joined.lastIndexOf(10) + 1);
     }
-    if (labelled !== null) break;
   }
   if (!labelled) {
     if (options.valueBits !== undefined) throw usageError('--value-bits: the input has no threat column (--format urls takes URL<TAB>THREAT lines for values)');
@@ -482,6 +489,27 @@ async function detectLabels(input, options) {
   options.labels = r === undefined
     ? new LabelSet(MAX_CLASSES, `${MAX_CLASSES}, the most a value holds (2^${MAX_VALUE_BITS}: at most ${MAX_VALUE_BITS} bits)`)
     : new LabelSet(2 ** r, `2^${r} = ${2 ** r}, what --value-bits ${r} holds (at most ${MAX_VALUE_BITS} bits)`);
+}
+
+/**
+ * Does the first non-empty line of `bytes` have a tab? null when no non-empty line is complete in
+ * them (a line without its LF that has no tab yet, or none at all).
+ * @param {Uint8Array | null} bytes
+ */
+function firstLineHasTab(bytes) {
+  if (bytes === null) return false; // an empty input
+  let start = 0;
+  while (start < bytes.length) {
+    let end = bytes.indexOf(10, start);
+    const complete = end >= 0;
+    if (!complete) end = bytes.length;
+    const line = bytes.subarray(start, end);
+    if (line.includes(9)) return true;
+    if (line.some((byte) => byte !== 13)) return complete ? false : null;
+    if (!complete) return null;
+    start = end + 1;
+  }
+  return null;
 }
 
 /** A urls line's key: SHA-256 of its most specific expression, as the core's url encoding adds it. */

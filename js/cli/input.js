@@ -66,6 +66,8 @@ export class InputSource {
     this.rereadable = rereadable;
     this.stat = stat; // the file's identity (dev, ino), so outputs can be checked against it
     this.buffered = null;
+    /** @type {{ chunk: Uint8Array, iterator: AsyncIterator<Uint8Array> } | null} a stream's first chunk, held by firstChunk() */
+    this.peeked = null;
   }
 
   /**
@@ -129,10 +131,45 @@ export class InputSource {
 
   async *#streamChunks() {
     try {
+      if (this.peeked) {
+        const { chunk, iterator } = this.peeked;
+        this.peeked = null;
+        yield chunk;
+        for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+        return;
+      }
       for await (const chunk of /** @type {NodeJS.ReadableStream} */ (this.stream)) yield chunk; // a stream source has one
     } catch (error) {
       throw cannotOpen(this.path, error);
     }
+  }
+
+  /**
+   * The input's first chunk, without consuming it: chunks() still starts at the beginning
+   * (a stream's first chunk is held until then). null when the input is empty.
+   * @returns {Promise<Uint8Array | null>}
+   */
+  async firstChunk() {
+    if (this.rereadable || this.consumed) {
+      for await (const chunk of this.chunks()) return chunk; // a file: read again later (the view is not reused once the loop stops)
+      return null;
+    }
+    if (this.peeked) return this.peeked.chunk;
+    const iterator = /** @type {AsyncIterator<Uint8Array>} */ (/** @type {any} */ (this.stream)[Symbol.asyncIterator]());
+    let next;
+    try {
+      next = await iterator.next();
+    } catch (error) {
+      throw cannotOpen(this.path, error);
+    }
+    if (next.done) {
+      this.buffered = [];
+      this.size = 0;
+      this.rereadable = true;
+      return null;
+    }
+    this.peeked = { chunk: next.value, iterator };
+    return next.value;
   }
 
   async close() {

@@ -221,6 +221,44 @@ describe('URLs: a second, tab-separated column names the threat', () => {
   });
 });
 
+describe('URL lists from a pipe', () => {
+  it('a threat column is seen on the first chunk of stdin, with or without --capacity; a plain list stays plain', async () => {
+    const text = urlLines(URLS);
+    for (const extra of [[], ['--capacity', '500'], ['--capacity', '500', '--value-bits', '4']]) {
+      const result = runCli(scratch.dir, ['build', '-', '--format', 'urls', ...extra, '-o', 'piped.bgf'], { input: text });
+      assert.equal(result.status, 0, result.stderr);
+      const filter = await loadFile('piped.bgf');
+      try {
+        assert.equal(filter.valueBits, extra.includes('--value-bits') ? 4 : 2, extra.join(' '));
+        assert.deepEqual(filter.metadata.values, { meaning: 'threat', labels: LABELS });
+        const wrong = [];
+        for (const { url, label } of URLS) if ((await checkUrl(url, { filter })).threat !== label) wrong.push(url);
+        assert.deepEqual(wrong, [], extra.join(' '));
+      } finally {
+        filter.free();
+      }
+    }
+    // Empty lines first, then labels; and a plain list through a pipe with --capacity.
+    const padded = runCli(scratch.dir, ['build', '-', '--format', 'urls', '--capacity', '500', '-o', 'padded.bgf', '-q'], { input: `\n\r\n\n${text}` });
+    assert.equal(padded.status, 0, padded.stderr);
+    const paddedFilter = await loadFile('padded.bgf');
+    assert.equal(paddedFilter.valueBits, 2);
+    paddedFilter.free();
+    const plain = runCli(scratch.dir, ['build', '-', '--format', 'urls', '--capacity', '500', '-o', 'piped-plain.bgf', '-q'], { input: `${URLS.map(({ url }) => url).join('\n')}\n` });
+    assert.equal(plain.status, 0, plain.stderr);
+    const plainFilter = await loadFile('piped-plain.bgf');
+    try {
+      assert.equal(plainFilter.kind, 'classic');
+      assert.equal((await checkUrl(URLS[3].url, { filter: plainFilter })).listed, true);
+    } finally {
+      plainFilter.free();
+    }
+    const noColumn = runCli(scratch.dir, ['build', '-', '--format', 'urls', '--value-bits', '2', '-o', 'bad.bgf'], { input: 'http://a.example/\n' });
+    assert.equal(noColumn.status, 64);
+    assert.match(noColumn.stderr, /--value-bits: the input has no threat column/);
+  });
+});
+
 describe('a signed labelled endpoint (serve --sign, export-ranges --sign)', () => {
   it('its signature covers the labels: with keys the threat is confirmed, a "not listed" proven, forged labels refused', async () => {
     const { generateKeyFile, readSigningKeys, signAll } = await import('../../js/cli/signing.js');
