@@ -1,6 +1,7 @@
 /**
  * IndexedDB persistence (js/persist-idb.js) against what real browsers and other code leave
- * behind, in Debian's headless Chromium (issue 19 item 4, issue 21 item 3):
+ * behind, in Chromium, Firefox and WebKit (tests/browser/engines/), the same assertions in each
+ * (issue 19 item 4, issue 21 items 1 and 3):
  *
  *   - a database named as ours at another version, with a store missing, a store of ours with
  *     in-line keys and a store of someone else's: openFilter() migrates it (a version upgrade),
@@ -10,36 +11,39 @@
  *     again, persisted
  *   - a database another tab holds open at a wrong shape, refusing to let go: E_STORAGE names
  *     the real cause, the filter still answers; once that tab closes, persistence works again
- *   - an engine that will not store a Blob (WebKit's ephemeral store), refused at once
- *     (DataCloneError thrown by put) or when the request runs (UnknownError on the request):
- *     the ArrayBuffer is stored in the same transaction and a reload opens from it
+ *   - an engine that will not store a Blob, refused at once (DataCloneError thrown by put) or
+ *     when the request runs (UnknownError on the request): the ArrayBuffer is stored in the same
+ *     transaction and a reload opens from it (simulated by wrapping IDBObjectStore.prototype.put
+ *     in the page, so every engine meets both refusals)
  *   - nothing storable at all: E_STORAGE names the platform's DataCloneError, never "failed"
+ *   - private storage for real: Chromium's off-the-record context, Firefox private browsing,
+ *     WebKit's ephemeral automation session. A probe of the platform (without bloomgate) says
+ *     whether it stores a Blob; WebKit's refuses it exactly so (an UnknownError on the put
+ *     request, "Error preparing Blob/File data to be stored in object store", tx.error still
+ *     null in onerror). openFilter persists there (the Blob, or the ArrayBuffer where refused)
+ *     and a reload opens from it
  *
- * The refusals are simulated by wrapping IDBObjectStore.prototype.put in the page. Then the real
- * thing: WebKitGTK (Safari's engine) through WebKitWebDriver under Xvfb, whose automation session
- * is an ephemeral data store that refuses Blobs exactly so (an UnknownError on the put request,
- * "Error preparing Blob/File data to be stored in object store", tx.error still null in
- * onerror): openFilter persists an ArrayBuffer there and a reload opens from it. The driver is
- * spoken to over plain W3C WebDriver HTTP (fetch), so it needs no npm package; skipped without
- * /usr/bin/WebKitWebDriver and xvfb-run (Debian: webkit2gtk-driver, xvfb).
+ * What differs by engine: only what the engine stores (BLOB_STORED): a Blob in Chromium and
+ * Firefox, in their profiles and their private modes alike; an ArrayBuffer in WebKit, whose
+ * automation session is always an ephemeral data store (so its "profile" run meets the refusal
+ * too). Each probe is asserted, so an engine that changes is noticed.
  *
- * Run: node --test tests/browser/persist-idb.test.mjs (needs /usr/bin/chromium or BG_CHROMIUM).
+ * Run: node --test tests/browser/persist-idb.test.mjs   (some engines: BG_ENGINES=firefox,webkit)
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import { extname, resolve, sep } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 
 import { FilterSite, buildGenerations } from '../../bench/fresh-site.mjs';
-import { CHROMIUM, launch } from './browser.mjs';
-import { root } from './helpers/packed.mjs';
-import { listenLocal } from './helpers/listen.mjs';
-import { MINIBROWSER, WEBKIT_DRIVER, hasWebKit, startWebKit } from './helpers/webkit.mjs';
+import { launchEngine } from './engines/index.mjs';
+import { eachEngine, openReady, startLibraryServer } from './helpers/each-engine.mjs';
 
-const hasChromium = existsSync(CHROMIUM);
+/** Whether IndexedDB stores a Blob, by engine, in its profile and in its private mode. */
+const BLOB_STORED = {
+  chromium: { profile: true, private: true },
+  firefox: { profile: true, private: true },
+  webkit: { profile: false, private: false },
+};
 const SIZE = 2000;
 
 const PAGE = `<!doctype html>
@@ -93,63 +97,68 @@ const PAGE = `<!doctype html>
 </script></head><body><p>persist-idb test page</p></body></html>
 `;
 
-const TYPES = { '.js': 'text/javascript; charset=utf-8', '.wasm': 'application/wasm' };
-
-/** The page's origin: the test page and the library's js/ and wasm/ by path. */
-async function startPageServer() {
-  const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
-    if (path === '/' || path === '/other') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE);
-    const mount = path.startsWith('/bloomgate/js/') ? 'js' : path.startsWith('/bloomgate/wasm/') ? 'wasm' : null;
-    if (mount !== null) {
-      const base = resolve(root, mount);
-      const file = resolve(base, `.${path.slice(`/bloomgate/${mount}`.length)}`);
-      if (file.startsWith(base + sep)) {
-        try {
-          const body = await readFile(file);
-          return res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
-        } catch {
-          // 404 below
-        }
-      }
-    }
-    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
-  });
-  return listenLocal(server);
-}
-
 const sha256Hex = (bytes) => createHash('sha256').update(bytes).digest('hex');
 
-describe('IndexedDB persistence in headless Chromium', { skip: hasChromium ? false : `no Chromium at ${CHROMIUM}`, timeout: 180000 }, () => {
-  let generations;
+/** In the page: does this engine's IndexedDB store a Blob? The platform itself, without bloomgate. */
+const probeBlobStore = () => new Promise((resolve) => {
+  const open = indexedDB.open('bg-blob-probe', 1);
+  open.onupgradeneeded = () => open.result.createObjectStore('s');
+  open.onerror = () => resolve({ openError: String(open.error) });
+  open.onsuccess = () => {
+    const tx = open.result.transaction('s', 'readwrite');
+    let request;
+    try {
+      request = tx.objectStore('s').put(new Blob([new Uint8Array([1, 2, 3])]), 'k');
+    } catch (error) {
+      open.result.close();
+      resolve({ stored: false, thrown: error.name, message: error.message });
+      return;
+    }
+    let txErrorInOnerror = 'unset';
+    tx.onerror = () => { txErrorInOnerror = tx.error; };
+    tx.onabort = () => {
+      open.result.close();
+      resolve({ stored: false, name: request.error && request.error.name, message: request.error && request.error.message, txErrorInOnerror });
+    };
+    tx.oncomplete = () => { open.result.close(); resolve({ stored: true }); };
+  };
+});
+
+let generations;
+let pages;
+let digest1;
+
+before(async () => {
+  generations = await buildGenerations({ count: 1, size: SIZE, shift: 0, capacity: 2500, errorRate: 0.01 });
+  digest1 = sha256Hex(generations.files[1]);
+  pages = await startLibraryServer({ '/': PAGE, '/other': PAGE });
+});
+
+after(async () => {
+  await pages?.close();
+});
+
+eachEngine('IndexedDB persistence', { timeout: 240000 }, (name) => {
+  const blobType = BLOB_STORED[name].profile ? '[object Blob]' : '[object ArrayBuffer]';
   let site;
-  let pages;
-  let browser;
+  let engine;
   let page;
-  let digest1;
 
   before(async () => {
-    generations = await buildGenerations({ count: 1, size: SIZE, shift: 0, capacity: 2500, errorRate: 0.01 });
-    digest1 = sha256Hex(generations.files[1]);
     site = new FilterSite(generations);
     site.publish(1);
     await site.start();
-    pages = await startPageServer();
-    browser = await launch();
-    page = await browser.context.newPage();
+    engine = await launchEngine(name);
+    page = await engine.newPage();
     await openPage(page);
   });
 
   after(async () => {
-    await browser?.close();
+    await engine?.close();
     await site?.stop();
-    await pages?.close();
   });
 
-  async function openPage(target, path = '/') {
-    await target.goto(`${pages.origin}${path}`);
-    await target.waitForFunction(() => document.documentElement.dataset.ready === 'yes', null, { timeout: 20000 });
-  }
+  const openPage = (target, path = '/') => openReady(target, `${pages.origin}${path}`);
 
   /** After a reload: openFilter from storage `name` (default storage when null) answers from the persisted copy. */
   async function expectPersisted(name) {
@@ -197,7 +206,9 @@ describe('IndexedDB persistence in headless Chromium', { skip: hasChromium ? fal
     assert.deepEqual(held.stores.sort(), ['files', 'meta', 'notes']);
     assert.deepEqual(held.shape.files, { keyPath: null, autoIncrement: false });
     assert.deepEqual(held.others.notes, ['kept'], "another store's records are left alone");
-    assert.equal(held.file.type, '[object Blob]');
+    assert.deepEqual(await page.evaluate(probeBlobStore).then((probe) => probe.stored), BLOB_STORED[name].profile,
+      `${name} ${BLOB_STORED[name].profile ? 'stores' : 'refuses'} a Blob`);
+    assert.equal(held.file.type, blobType, 'a Blob where the engine stores one, else the ArrayBuffer');
     assert.equal(held.file.digest, digest1);
     assert.equal(held.meta.generation, 1);
     await expectPersisted(null);
@@ -240,7 +251,7 @@ describe('IndexedDB persistence in headless Chromium', { skip: hasChromium ? fal
 
   it('a database another tab holds open at a wrong shape: E_STORAGE names the cause, the filter answers; later it is migrated', async () => {
     const name = 'bg-held';
-    const other = await browser.context.newPage();
+    const other = await engine.newPage();
     await openPage(other, '/other');
     // The other tab: the database at version 3 without our stores, and it never closes on versionchange.
     await other.evaluate((storeName) => new Promise((resolve) => {
@@ -386,73 +397,59 @@ describe('IndexedDB persistence in headless Chromium', { skip: hasChromium ? fal
   });
 });
 
-describe('IndexedDB persistence in WebKit\'s ephemeral data store (WebKitWebDriver)', {
-  skip: hasWebKit ? false : `no WebKitWebDriver, MiniBrowser or xvfb-run (${WEBKIT_DRIVER}, ${MINIBROWSER})`, timeout: 120000,
-}, () => {
-  let generations;
+eachEngine('IndexedDB persistence in private storage', { timeout: 240000 }, (name) => {
   let site;
-  let pages;
-  let webkit;
-  const openReady = async () => {
-    await webkit.open(`${pages.origin}/`);
-    await webkit.waitFor('document.documentElement.dataset.ready === "yes"');
-  };
+  let engine;
+  let page;
+  const openPage = () => openReady(page, `${pages.origin}/`);
 
   before(async () => {
-    generations = await buildGenerations({ count: 1, size: SIZE, shift: 0, capacity: 2500, errorRate: 0.01 });
     site = new FilterSite(generations);
     site.publish(1);
     await site.start();
-    pages = await startPageServer();
-    webkit = await startWebKit();
-    await openReady();
+    engine = await launchEngine(name, { private: true });
+    page = await engine.newPage();
+    await openPage();
   });
 
   after(async () => {
-    await webkit?.close();
+    await engine?.close();
     await site?.stop();
-    await pages?.close();
   });
 
-  it('the store refuses a Blob for real; openFilter persists an ArrayBuffer and a reload opens from it', async (t) => {
-    t.diagnostic(`WebKitGTK ${webkit.version}`);
-    // The platform itself, without bloomgate: a Blob put fails on the request, tx.error still null.
-    const refusal = await webkit.run(`() => new Promise((resolve) => {
-      const open = indexedDB.open('bg-webkit-probe', 1);
-      open.onupgradeneeded = () => open.result.createObjectStore('s');
-      open.onsuccess = () => {
-        const tx = open.result.transaction('s', 'readwrite');
-        const request = tx.objectStore('s').put(new Blob([new Uint8Array([1, 2, 3])]), 'k');
-        let txErrorInOnerror = 'unset';
-        tx.onerror = () => { txErrorInOnerror = tx.error; };
-        tx.onabort = () => { open.result.close(); resolve({ name: request.error && request.error.name, message: request.error && request.error.message, txErrorInOnerror }); };
-        tx.oncomplete = () => { open.result.close(); resolve({ stored: true }); };
-      };
-    })`);
-    assert.equal(refusal.name, 'UnknownError', `this WebKit store refuses Blobs: ${JSON.stringify(refusal)}`);
-    assert.equal(refusal.txErrorInOnerror, null, 'tx.error is still null while onerror runs');
+  it('the platform stores a Blob or refuses it; openFilter persists what it can and a reload opens from it', async (t) => {
+    t.diagnostic(`${name} ${engine.version}, private`);
+    // The platform itself, without bloomgate.
+    const probe = await page.evaluate(probeBlobStore);
+    t.diagnostic(`a Blob put: ${JSON.stringify(probe)}`);
+    assert.equal(probe.stored, BLOB_STORED[name].private, `${name}'s private store ${BLOB_STORED[name].private ? 'stores' : 'refuses'} a Blob: ${JSON.stringify(probe)}`);
+    if (name === 'webkit') {
+      // WebKit's refusal, as openFilter meets it: on the request, and tx.error still null in onerror.
+      assert.equal(probe.name, 'UnknownError', JSON.stringify(probe));
+      assert.equal(probe.txErrorInOnerror, null, 'tx.error is still null while onerror runs');
+    }
 
-    const opened = await webkit.run(`async (url) => {
-      const { live, errors } = await window.openLive(url, { storage: window.bloomgate.indexedDbStorage({ name: 'bg-webkit' }) });
+    const opened = await page.evaluate(async (url) => {
+      const { live, errors } = await window.openLive(url, { storage: window.bloomgate.indexedDbStorage({ name: 'bg-private' }) });
       return { source: live.stats().source, storage: live.stats().storage, errors, answers: ['key-0', 'key-1999'].map((k) => live.mightContain(k)) };
-    }`, site.manifestUrl);
-    assert.deepEqual(opened.errors, [], 'no E_STORAGE: the ArrayBuffer took the Blob\'s place');
+    }, site.manifestUrl);
+    assert.deepEqual(opened.errors, [], 'no E_STORAGE: what the store takes was stored');
     assert.equal(opened.source, 'full');
     assert.equal(opened.storage, 'indexeddb');
     assert.deepEqual(opened.answers, [true, true]);
-    const held = await webkit.run('(arg) => window.inspect(arg.name, arg.url)', { name: 'bg-webkit', url: site.manifestUrl });
-    assert.equal(held.file.type, '[object ArrayBuffer]');
-    assert.equal(held.file.digest, sha256Hex(generations.files[1]));
+    const held = await page.evaluate((arg) => window.inspect(arg.name, arg.url), { name: 'bg-private', url: site.manifestUrl });
+    assert.equal(held.file.type, BLOB_STORED[name].private ? '[object Blob]' : '[object ArrayBuffer]');
+    assert.equal(held.file.digest, digest1);
     assert.equal(held.meta.generation, 1);
 
-    await openReady(); // a reload: only the session's (ephemeral) IndexedDB survives
-    const reopened = await webkit.run(`async (url) => {
-      const { live, errors } = await window.openLive(url, { storage: window.bloomgate.indexedDbStorage({ name: 'bg-webkit' }) });
+    await openPage(); // a reload: only the session's (private) IndexedDB survives
+    const reopened = await page.evaluate(async (url) => {
+      const { live, errors } = await window.openLive(url, { storage: window.bloomgate.indexedDbStorage({ name: 'bg-private' }) });
       return { source: live.stats().source, generation: live.generation, errors, digest: await window.sha256(live.serialize()) };
-    }`, site.manifestUrl);
+    }, site.manifestUrl);
     assert.deepEqual(reopened.errors, []);
     assert.equal(reopened.source, 'persisted');
     assert.equal(reopened.generation, 1);
-    assert.equal(reopened.digest, sha256Hex(generations.files[1]));
+    assert.equal(reopened.digest, digest1);
   });
 });
