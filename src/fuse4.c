@@ -552,7 +552,7 @@ static int f4_try_build(const uint64_t *keys, const uint8_t *values, size_t n, u
 
   unsigned bits = w + r;
   uint64_t fmask = ((uint64_t)1 << w) - 1;
-  for (size_t i = n; i-- > 0;) {
+  for (size_t i = peeled; i-- > 0;) {
     uint32_t key = s->peeled[i], t = s->slot[i], p[4];
     uint32_t fp = f4_cells(s->x[key], segment_length, segment_count, p);
     uint64_t word = ((fp & fmask) << r) | (values ? s->v[key] : 0u);
