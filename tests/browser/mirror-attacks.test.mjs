@@ -1,81 +1,73 @@
 /**
- * The malicious mirror in Debian's headless Chromium: the same kit and the
- * same attacks as tests/js/mirror-attacks.test.mjs (tests/js/helpers/mirror.mjs),
- * played against openFilter() in a page that imports the library by path and
- * verifies with the browser's own WebCrypto Ed25519. For every attack the page
- * refuses with the attack's code, keeps genuine generation 2, every listed URL
- * still reads "maybe", and the genuine generation 3 is taken afterwards. Also:
- * a frozen site turns the filter stale, and a signed successor moves it on.
+ * The malicious mirror in Chromium, Firefox and WebKit (tests/browser/engines/), the same
+ * assertions in each: the same kit and the same attacks as tests/js/mirror-attacks.test.mjs
+ * (tests/js/helpers/mirror.mjs), played against openFilter() in a page that imports the library
+ * by path and verifies with the browser's own WebCrypto Ed25519. For every attack the page
+ * refuses with the attack's code, keeps genuine generation 2, every listed URL still reads
+ * "maybe", and the genuine generation 3 is taken afterwards. Also: a page whose WebCrypto has no
+ * Ed25519 (importKey refused by a script the page server puts before the module, as an older
+ * engine would) verifies with the JavaScript verifier and refuses the same forgeries; a frozen
+ * site turns the filter stale, and a signed successor moves it on.
  *
- * Run: node --test tests/browser/mirror-attacks.test.mjs (needs /usr/bin/chromium or BG_CHROMIUM).
+ * Run: node --test tests/browser/mirror-attacks.test.mjs   (some engines: BG_ENGINES=firefox,webkit)
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { extname, join, resolve, sep } from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
 
 import { ADDED, LISTED, LIST, NEXT_LIST, MirrorHost, attacksOn, buildKit, listedUrl, manifestOf } from '../js/helpers/mirror.mjs';
-import { CHROMIUM, launch } from './browser.mjs';
-import { root } from './helpers/packed.mjs';
-import { listenLocal } from './helpers/listen.mjs';
+import { launchEngine } from './engines/index.mjs';
+import { eachEngine, openReady, startLibraryServer } from './helpers/each-engine.mjs';
 
-const hasChromium = existsSync(CHROMIUM);
-const TYPES = { '.js': 'text/javascript; charset=utf-8', '.wasm': 'application/wasm' };
-const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mirror</title><link rel="icon" href="data:,">
-<script type="module">
+const MODULE = `<script type="module">
   import * as bloomgate from '/bloomgate/js/index.js';
   window.bloomgate = bloomgate;
   document.documentElement.dataset.ready = 'yes';
-</script></head><body>mirror attacks</body></html>`;
+</script>`;
+const PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mirror</title><link rel="icon" href="data:,">
+${MODULE}</head><body>mirror attacks</body></html>`;
+/** An engine without Ed25519 in WebCrypto (Chrome < 137, Firefox < 129, Safari < 17): importKey refuses it, before any module runs. */
+const NO_ED25519_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>mirror, no Ed25519</title><link rel="icon" href="data:,">
+<script>
+  const importKey = crypto.subtle.importKey.bind(crypto.subtle);
+  crypto.subtle.importKey = (format, key, algorithm, ...rest) => (String(algorithm && algorithm.name || algorithm).toLowerCase() === 'ed25519'
+    ? Promise.reject(new DOMException('Algorithm: Unrecognized name', 'NotSupportedError'))
+    : importKey(format, key, algorithm, ...rest));
+</script>
+${MODULE}</head><body>mirror attacks, no Ed25519</body></html>`;
 
-async function startPageServer() {
-  const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
-    if (path === '/') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE);
-    const mount = path.startsWith('/bloomgate/js/') ? 'js' : path.startsWith('/bloomgate/wasm/') ? 'wasm' : null;
-    if (mount !== null) {
-      const base = resolve(root, mount);
-      const file = resolve(base, `.${path.slice(`/bloomgate/${mount}`.length)}`);
-      if (file.startsWith(base + sep)) {
-        try {
-          return res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(await readFile(file));
-        } catch {
-          // 404 below
-        }
-      }
-    }
-    res.writeHead(404).end();
-  });
-  return listenLocal(server);
-}
+let scratch;
+let kit;
+let pages;
 
-describe('a malicious mirror against openFilter in headless Chromium', { skip: hasChromium ? false : `no Chromium at ${CHROMIUM}`, timeout: 240000 }, () => {
-  let scratch;
-  let kit;
+before(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'bloomgate-mirror-browser-'));
+  kit = await buildKit(scratch);
+  pages = await startLibraryServer({ '/': PAGE, '/no-ed25519': NO_ED25519_PAGE });
+});
+
+after(async () => {
+  await pages?.close();
+  if (scratch) rmSync(scratch, { recursive: true, force: true });
+});
+
+eachEngine('a malicious mirror against openFilter', { timeout: 300000 }, (name) => {
   let host;
-  let pages;
-  let browser;
+  let engine;
   let page;
 
   before(async () => {
-    scratch = mkdtempSync(join(tmpdir(), 'bloomgate-mirror-browser-'));
-    kit = await buildKit(scratch);
     host = await new MirrorHost(kit.genuine[2]).start();
-    pages = await startPageServer();
-    browser = await launch();
-    page = await browser.context.newPage();
-    await page.goto(`${pages.origin}/`);
-    await page.waitForFunction(() => document.documentElement.dataset.ready === 'yes', null, { timeout: 20000 });
+    engine = await launchEngine(name);
+    page = await engine.newPage();
+    await openReady(page, `${pages.origin}/`);
   });
 
   after(async () => {
-    await browser?.close();
+    await engine?.close();
     await host?.stop();
-    await pages?.close();
-    rmSync(scratch, { recursive: true, force: true });
   });
 
   const urlsOf = (g) => Array.from({ length: LISTED + (g - 1) * ADDED }, (_, i) => listedUrl(i));
@@ -140,17 +132,9 @@ describe('a malicious mirror against openFilter in headless Chromium', { skip: h
   });
 
   it('where WebCrypto has no Ed25519, the verifier written here takes over and refuses the same forgeries', async () => {
-    const tab = await browser.context.newPage();
+    const tab = await engine.newPage();
     try {
-      // An engine without Ed25519 in WebCrypto (Chrome < 137, Firefox < 129, Safari < 17): importKey refuses it.
-      await tab.addInitScript(() => {
-        const importKey = crypto.subtle.importKey.bind(crypto.subtle);
-        crypto.subtle.importKey = (format, key, algorithm, ...rest) => (String(algorithm?.name ?? algorithm).toLowerCase() === 'ed25519'
-          ? Promise.reject(new DOMException('Algorithm: Unrecognized name', 'NotSupportedError'))
-          : importKey(format, key, algorithm, ...rest));
-      });
-      await tab.goto(`${pages.origin}/`);
-      await tab.waitForFunction(() => document.documentElement.dataset.ready === 'yes', null, { timeout: 20000 });
+      await openReady(tab, `${pages.origin}/no-ed25519`);
       const run = (files) => {
         host.serve(files);
         return tab.evaluate(async ({ url, keys }) => {
