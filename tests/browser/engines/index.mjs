@@ -64,7 +64,9 @@
  *       integer). WebKitGTK applies no meta viewport and has no touch screen to fake: tap() is a
  *       WebDriver touch action, which it delivers as a mouse click (no touch events), and
  *       navigator.maxTouchPoints is 0, (pointer: coarse) false.
- *   proxy: 'http://127.0.0.1:PORT'   every request but 127.0.0.1's goes through it (https as CONNECT)
+ *   proxy: 'http://127.0.0.1:PORT'   every request but 127.0.0.1's goes through it (https as CONNECT;
+ *                                     Chromium --proxy-server, Firefox network.proxy prefs, WebKit
+ *                                     http(s)_proxy in GLib's environment)
  *   acceptInsecureCerts: true         certificates are not checked (a test's own TLS server)
  *
  * `private: true`: Chromium, an off-the-record context (what incognito windows use);
@@ -453,14 +455,14 @@ async function launchWebKit({ viewport = null, proxy = null, acceptInsecureCerts
   const scale = Math.round(viewport?.deviceScaleFactor ?? 1);
   const config = viewport ? narrowToolbarConfig() : null;
   const options = {
-    capabilities: {
-      ...(proxy ? { proxy: { proxyType: 'manual', httpProxy: new URL(proxy).host, sslProxy: new URL(proxy).host, noProxy: ['127.0.0.1', 'localhost'] } } : {}),
-      ...(acceptInsecureCerts ? { acceptInsecureCerts: true } : {}),
+    capabilities: acceptInsecureCerts ? { acceptInsecureCerts: true } : {},
+    env: {
+      // WebKitWebDriver accepts the W3C proxy capability and leaves requests unproxied; GLib's
+      // proxy resolver reads the environment.
+      ...(proxy ? { http_proxy: proxy, https_proxy: proxy, no_proxy: '127.0.0.1,localhost', GIO_USE_PROXY_RESOLVER: 'environment' } : {}),
+      ...(viewport ? { GDK_SCALE: String(scale), XDG_CONFIG_HOME: config } : {}),
     },
-    ...(viewport ? {
-      env: { GDK_SCALE: String(scale), XDG_CONFIG_HOME: config },
-      screen: { width: viewport.width * scale, height: (viewport.height + 100) * scale },
-    } : {}),
+    ...(viewport ? { screen: { width: viewport.width * scale, height: (viewport.height + 100) * scale } } : {}),
   };
   let session = await startWebKit(options);
   return {
