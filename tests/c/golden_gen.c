@@ -394,10 +394,12 @@ static int emit_golden_file(text *t, uint8_t **file, size_t *file_size) {
 /*
  * One file per kind, built by a fixed program that exercises what the kind does (kicks and
  * removals for cuckoo, removals and saturation-free counters for counting, three layers for
- * scalable, the static build for fuse), recorded by length, checksum and SHA-256.
- * tests/js/golden.test.mjs runs the same program in wasm and must get the same bytes.
- *   add "kind-<i>" for i < adds; if removes: remove "kind-<i>" for i < adds, i % 3 == 0;
- *   then add "kind-extra-<i>" for i < extra.
+ * scalable, the static build for fuse; fuse4 at several rates and value widths), recorded by
+ * length, checksum and SHA-256, and by the SHA-256 of its answers (program_answers).
+ * tests/js/golden.test.mjs runs the same program in wasm and must get the same bytes and answers.
+ *   create with value_bits r (bg_filter_create_with_values; r = 0: bg_filter_create);
+ *   add "kind-<i>" for i < adds (r > 0: with value program_value(i, r)); if removes: remove
+ *   "kind-<i>" for i < adds, i % 3 == 0; then add "kind-extra-<i>" for i < extra.
  */
 static const struct {
   const char *name;
@@ -405,13 +407,59 @@ static const struct {
   double error_rate;
   long adds, extra;
   int removes;
+  unsigned value_bits;
 } KIND_PROGRAMS[] = {
-    {"classic", 3000, 0.01, 3000, 0, 0},    {"blocked", 3000, 0.01, 3000, 0, 0},
-    {"fuse8", 3000, 0.01, 3000, 0, 0},      {"fuse16", 3000, 0.0001, 3000, 0, 0},
-    {"counting", 3000, 0.01, 3000, 500, 1}, {"scalable", 1000, 0.01, 5000, 0, 0},
-    {"cuckoo", 3000, 0.01, 3000, 1000, 1},
+    {"classic", 3000, 0.01, 3000, 0, 0, 0},
+    {"blocked", 3000, 0.01, 3000, 0, 0, 0},
+    {"fuse8", 3000, 0.01, 3000, 0, 0, 0},
+    {"fuse16", 3000, 0.0001, 3000, 0, 0, 0},
+    {"counting", 3000, 0.01, 3000, 500, 1, 0},
+    {"scalable", 1000, 0.01, 5000, 0, 0, 0},
+    {"cuckoo", 3000, 0.01, 3000, 1000, 1, 0},
+    {"fuse4", 3000, 0.01, 3000, 0, 0, 0},
+    {"fuse4", 3000, 0.25, 3000, 0, 0, 1},
+    {"fuse4", 3000, 1.0 / 256, 3000, 0, 0, 3},
+    {"fuse4", 3000, 0.001, 3000, 0, 0, 8},
+    {"fuse4", 3000, 1.0 / (1 << 20), 3000, 0, 0, 3},
+    {"fuse4", 3000, 1.0 / 4294967296.0, 3000, 0, 0, 0},
 };
 #define KIND_SEED 7
+/* Items whose answers are recorded: every "kind-<i>" for i < adds + extra... and these many others. */
+#define ANSWER_PROBES 3000
+
+/* Key i's value in a program of r value bits: the top r bits of i x the golden ratio (mod 2^32). */
+static uint32_t program_value(long i, unsigned r) {
+  return r ? (uint32_t)((uint32_t)i * 2654435769u) >> (32 - r) : 0;
+}
+
+/*
+ * The SHA-256 of a filter's answers: for each item, in order, one byte (bg_filter_value's 1 or 0)
+ * and its value as 4 bytes little-endian (0 for "no"): "kind-<i>" for i < adds, "kind-extra-<i>" for
+ * i < extra, "kind-probe-<i>" for i < ANSWER_PROBES.
+ */
+static int program_answers(const bg_filter *f, long adds, long extra, uint8_t digest[32]) {
+  size_t items = (size_t)(adds + extra + ANSWER_PROBES);
+  uint8_t *answers = malloc(5 * items);
+  if (!answers) return 0;
+  size_t at = 0;
+  char key[64];
+  static const char *const PREFIXES[3] = {"kind-", "kind-extra-", "kind-probe-"};
+  long counts[3] = {adds, extra, ANSWER_PROBES};
+  int ok = 1;
+  for (int l = 0; l < 3; l++)
+    for (long i = 0; i < counts[l]; i++) {
+      int len = snprintf(key, sizeof key, "%s%ld", PREFIXES[l], i);
+      uint32_t value = 0;
+      int answer = bg_filter_value(f, key, (size_t)len, &value);
+      ok &= answer == 0 || answer == 1;
+      if (answer != 1) value = 0;
+      answers[at++] = (uint8_t)answer;
+      for (int b = 0; b < 4; b++) answers[at++] = (uint8_t)(value >> (8 * b));
+    }
+  bg_sha256(answers, at, digest);
+  free(answers);
+  return ok;
+}
 
 static int kind_id(const char *name) {
   for (int id = 1; id < 256; id++)
@@ -425,13 +473,15 @@ static int emit_kind_files(text *t) {
   for (size_t p = 0; p < programs; p++) {
     bg_filter *f = NULL;
     char key[64];
-    if (bg_filter_create(kind_id(KIND_PROGRAMS[p].name), KIND_PROGRAMS[p].capacity, KIND_PROGRAMS[p].error_rate,
-                         KIND_SEED, BG_KEY_UTF8, &f) != BG_OK)
+    unsigned r = KIND_PROGRAMS[p].value_bits;
+    if (bg_filter_create_with_values(kind_id(KIND_PROGRAMS[p].name), KIND_PROGRAMS[p].capacity,
+                                     KIND_PROGRAMS[p].error_rate, KIND_SEED, BG_KEY_UTF8, r, &f) != BG_OK)
       return 0;
     int ok = 1;
     for (long i = 0; i < KIND_PROGRAMS[p].adds; i++) {
       int len = snprintf(key, sizeof key, "kind-%ld", i);
-      ok &= bg_filter_add(f, key, (size_t)len) == BG_OK;
+      ok &= (r ? bg_filter_add_value(f, key, (size_t)len, program_value(i, r))
+               : bg_filter_add(f, key, (size_t)len)) == BG_OK;
     }
     if (KIND_PROGRAMS[p].removes)
       for (long i = 0; i < KIND_PROGRAMS[p].adds; i += 3) {
@@ -446,6 +496,8 @@ static int emit_kind_files(text *t) {
     size_t size = bg_filter_serialized_size(f);
     uint8_t *file = malloc(size ? size : 1);
     ok &= file && bg_filter_serialize(f, file, size, NULL) == BG_OK;
+    uint8_t answers[32];
+    ok &= program_answers(f, KIND_PROGRAMS[p].adds, KIND_PROGRAMS[p].extra, answers);
     bg_filter_free(f);
     if (!ok) {
       free(file);
@@ -455,15 +507,16 @@ static int emit_kind_files(text *t) {
     bg_sha256(file, size, digest);
     bg_header h;
     bg_file_validate(file, size, &h);
-    text_printf(
-        t,
-        "    { \"kind\": \"%s\", \"capacity\": %" PRIu64 ", \"errorRate\": %.17g, \"seed\": %d, "
-        "\"adds\": %ld, \"removes\": %s, \"extra\": %ld, \"fileBytes\": %zu, \"checksum\": \"%016" PRIx64
-        "\", \"sha256\": \"",
-        KIND_PROGRAMS[p].name, KIND_PROGRAMS[p].capacity, KIND_PROGRAMS[p].error_rate, KIND_SEED,
-        KIND_PROGRAMS[p].adds, KIND_PROGRAMS[p].removes ? "true" : "false", KIND_PROGRAMS[p].extra, size,
-        h.checksum);
+    text_printf(t,
+                "    { \"kind\": \"%s\", \"capacity\": %" PRIu64 ", \"errorRate\": %.17g, \"seed\": %d, "
+                "\"valueBits\": %u, \"adds\": %ld, \"removes\": %s, \"extra\": %ld, \"fileBytes\": %zu, "
+                "\"checksum\": \"%016" PRIx64 "\", \"sha256\": \"",
+                KIND_PROGRAMS[p].name, KIND_PROGRAMS[p].capacity, KIND_PROGRAMS[p].error_rate, KIND_SEED, r,
+                KIND_PROGRAMS[p].adds, KIND_PROGRAMS[p].removes ? "true" : "false", KIND_PROGRAMS[p].extra,
+                size, h.checksum);
     text_hex(t, digest, 32);
+    text_puts(t, "\", \"answers\": \"");
+    text_hex(t, answers, 32);
     text_puts(t, p + 1 < programs ? "\" },\n" : "\" }\n");
     free(file);
   }

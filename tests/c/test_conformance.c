@@ -1,6 +1,7 @@
 /*
  * test_conformance.c — what every filter must do whatever its kind, checked
- * for every kind the build has x key encoding (utf8, sha1, url) x rate.
+ * for every kind the build has x key encoding (utf8, sha1, url) x rate x value width
+ * (kinds that store a value with each key: r = 0, 1, 3, 8, at more rates, VALUE_RATES).
  *
  * Kinds are found through bg_kind_name(1..255), so a new kind is covered
  * without editing this file. What a kind can do (static: sealed before
@@ -21,6 +22,12 @@
  *                   with the stale checksum and restamped; every truncation; a trailing byte;
  *                   the kind, key encoding and hash bytes relabelled
  *   error rate      measured at capacity over seeded random items: within target + 4 sigma
+ *   values          r > 0: every member reads its exact value through every reader; a non-member's
+ *                   answer is its contains answer; adds without a value, values of 2^r or more and
+ *                   batches without values are refused; a key added twice keeps its larger value in
+ *                   any order; encoded keys and h1 values with values build the same payload.
+ *                   r = 0 and every other kind: value reads answer as contains with value 0, and
+ *                   an add with value 0 is an add
  *   golden files    the .bgf files in tests/golden and each kind's recorded program answer their members
  *
  * The per-kind files (test_bloom.c, test_blocked.c, ...) keep only what is particular to a kind.
@@ -56,6 +63,10 @@ static const char *const ENCODING_NAMES[] = {"utf8", "sha1", "url"};
 #define N_ENCODINGS 3
 /* A loose and a tight rate: some kinds change layout with the rate (blocked's k = 8 or 16). */
 static const double RATES[] = {0.01, 1e-4};
+/* Kinds that store values take any rate down to 2^-32 (fuse4: a w-bit fingerprint, w = 1..32, of
+ * ceil(log2(1/p)) bits): more rates, each with every value width of VALUE_BITS. */
+static const double VALUE_RATES[] = {0.25, 0.01, 1.0 / 256, 1e-4, 1.0 / (1 << 20)};
+static const unsigned VALUE_BITS[] = {0, 1, 3, 8};
 
 /* ---- the kinds -------------------------------------------------------------- */
 
@@ -64,6 +75,7 @@ typedef struct {
   const char *name;
   int is_static; /* queries need bg_filter_seal first; adds after it are E_STATIC */
   int merges, deletes, exports;
+  int values; /* stores a value with each key (bg_filter_create_with_values takes r > 0) */
 } kind;
 
 static kind kinds[256];
@@ -147,6 +159,21 @@ static void probe_kind(kind *k) {
   bg_filter_free(f);
   bg_filter_free(g);
 
+  /* Values: r = 1 is taken or refused with E_UNSUPPORTED; r = 9 is out of range (or, for a kind
+   * without values, unsupported whatever r). */
+  bg_filter *v = (bg_filter *)&g;
+  bg_status with_values = bg_filter_create_with_values(k->id, 100, 0.01, 1, BG_KEY_UTF8, 1, &v);
+  CHECK_MSG(with_values == BG_OK || with_values == BG_E_UNSUPPORTED, "%s: create with 1 value bit gave %s",
+            k->name, bg_status_name(with_values));
+  k->values = with_values == BG_OK;
+  if (!k->values) CHECK(v == NULL);
+  bg_filter_free(k->values ? v : NULL);
+  v = (bg_filter *)&g;
+  bg_status nine = bg_filter_create_with_values(k->id, 100, 0.01, 1, BG_KEY_UTF8, BG_MAX_VALUE_BITS + 1, &v);
+  CHECK_MSG(nine == BG_E_RANGE || (!k->values && nine == BG_E_UNSUPPORTED), "%s: r = 9 gave %s", k->name,
+            bg_status_name(nine));
+  CHECK(v == NULL);
+
   int known = 0;
   for (size_t i = 0; i < sizeof KNOWN / sizeof KNOWN[0]; i++) {
     if (strcmp(KNOWN[i].name, k->name) != 0) continue;
@@ -156,9 +183,9 @@ static void probe_kind(kind *k) {
               "%s: probed static=%d merges=%d deletes=%d exports=%d, known otherwise", k->name, k->is_static,
               k->merges, k->deletes, k->exports);
   }
-  printf("kind %d %s: %s%s%s%s%s\n", k->id, k->name, k->is_static ? "static" : "dynamic",
+  printf("kind %d %s: %s%s%s%s%s%s\n", k->id, k->name, k->is_static ? "static" : "dynamic",
          k->merges ? ", merges" : "", k->deletes ? ", deletes" : "", k->exports ? ", exports classic" : "",
-         known ? "" : " (new: abilities probed)");
+         k->values ? ", values" : "", known ? "" : " (new: abilities probed)");
 }
 
 /* Every id 0..255 either names a kind or is refused with E_KIND. */
@@ -272,6 +299,7 @@ typedef struct {
   int loads; /* its files load (see KNOWN_BUGS) */
   char label[64];
   size_t n, outsiders, extras; /* capacity and members; items never added; items added past capacity */
+  unsigned r;                  /* value bits: every item is added with value_for(c, item) */
 } config;
 
 /* A URL item costs a canonicalization and a SHA-256 per expression: url configurations are smaller,
@@ -315,11 +343,26 @@ static bg_filter *create_any(int kind_id, uint64_t capacity, double p, int encod
   return NULL;
 }
 
-static bg_filter *create(const config *c, uint64_t capacity, uint64_t seed, int encoding) {
+static bg_filter *create_at(const config *c, uint64_t capacity, double p, uint64_t seed, int encoding) {
   bg_filter *f = NULL;
-  CHECK_STATUS_AT(bg_filter_create(c->kind->id, capacity, c->p, seed, encoding, &f), BG_OK, "%s: create",
-                  c->label);
+  if (c->r)
+    CHECK_STATUS_AT(bg_filter_create_with_values(c->kind->id, capacity, p, seed, encoding, c->r, &f), BG_OK,
+                    "%s: create", c->label);
+  else
+    CHECK_STATUS_AT(bg_filter_create(c->kind->id, capacity, p, seed, encoding, &f), BG_OK, "%s: create",
+                    c->label);
   return f;
+}
+
+static bg_filter *create(const config *c, uint64_t capacity, uint64_t seed, int encoding) {
+  return create_at(c, capacity, c->p, seed, encoding);
+}
+
+/* An item's value in a configuration with value bits: r bits of a hash of its bytes (0 when r = 0). */
+static uint32_t value_for(const config *c, const uint8_t *item, size_t len) {
+  uint64_t h = 0xCBF29CE484222325u;
+  for (size_t i = 0; i < len; i++) h = (h ^ item[i]) * 0x100000001B3u;
+  return c->r ? (uint32_t)(mix64(h) >> (64 - c->r)) : 0;
 }
 
 /* An empty filter of the configuration, with the metadata and identity every file here carries. */
@@ -341,7 +384,8 @@ static void add_all(const config *c, bg_filter *f, const batch *b) {
   for (size_t i = 0; i < b->count; i++) {
     size_t len;
     const uint8_t *item = item_at(b, i, &len);
-    refused += bg_filter_add(f, item, len) != BG_OK;
+    refused += (c->r ? bg_filter_add_value(f, item, len, value_for(c, item, len))
+                     : bg_filter_add(f, item, len)) != BG_OK;
   }
   CHECK_MSG(refused == 0, "%s: %ld of %zu adds refused", c->label, refused, b->count);
 }
@@ -406,6 +450,19 @@ static const size_t SLICES[] = {
 #define N_SLICES (sizeof SLICES / sizeof SLICES[0])
 
 static void add_sliced(const config *c, bg_filter *f, const batch *b) {
+  if (c->r) {
+    /* A batch carries no values: refused whole (nothing counted), then the items go in one by one
+     * with theirs. (Unsealed, a static filter has no bytes to compare; check_values compares the
+     * sealed result.) */
+    bg_info before, after;
+    bg_filter_info(f, &before);
+    CHECK_STATUS_AT(bg_filter_add_many(f, b->items, b->offsets, b->count), BG_E_ARG,
+                    "%s: add_many without values", c->label);
+    bg_filter_info(f, &after);
+    CHECK_EQ_U64(after.count, before.count);
+    add_all(c, f, b);
+    return;
+  }
   size_t at = 0, s = 0;
   while (at < b->count) {
     size_t n = SLICES[s++ % N_SLICES];
@@ -485,6 +542,7 @@ static void check_batches(const config *c) {
   CHECK_STATUS(bg_filter_add_many(batched, NULL, members.offsets, 2), BG_E_ARG);
   CHECK_STATUS(bg_filter_add_many(batched, NULL, NULL, 0), BG_OK);
   CHECK_STATUS(bg_filter_contains_many(batched, NULL, NULL, 0, NULL), BG_OK);
+  /* Sealed: E_STATIC, also with values (before the batch is refused for carrying none). */
   if (c->kind->is_static)
     CHECK_STATUS(bg_filter_add_many(batched, members.items, members.offsets, 3), BG_E_STATIC);
   size_t after_size;
@@ -498,7 +556,8 @@ static void check_batches(const config *c) {
   if (c->kind->is_static) {
     bg_filter *open = fresh(c);
     REQUIRE(open);
-    CHECK_STATUS(bg_filter_add_many(open, members.items, members.offsets, 3), BG_OK);
+    batch three = {members.items, members.offsets, 3};
+    add_sliced(c, open, &three);
     CHECK_STATUS(bg_filter_contains_many(open, members.items, members.offsets, 3, results), BG_E_UNSUPPORTED);
     CHECK_STATUS(bg_filter_contains(open, "x", 1), BG_E_UNSUPPORTED);
     uint8_t buf[256];
@@ -521,10 +580,7 @@ static void check_batches(const config *c) {
 
   /* The encoding is applied before the kind sees a key: encoded keys given to add_key on a
    * utf8 filter (url: sized for the per-key rate) build the same payload, and contains_key finds them. */
-  bg_filter *by_key = NULL;
-  CHECK_STATUS(
-      bg_filter_create(c->kind->id, c->n, bg_key_error_rate(c->encoding, c->p), SEED, BG_KEY_UTF8, &by_key),
-      BG_OK);
+  bg_filter *by_key = create_at(c, c->n, bg_key_error_rate(c->encoding, c->p), SEED, BG_KEY_UTF8);
   REQUIRE(by_key);
   CHECK_STATUS(bg_filter_set_metadata(by_key, META, sizeof META - 1), BG_OK);
   bg_filter_set_identity(by_key, LIST_ID, GENERATION);
@@ -535,7 +591,8 @@ static void check_batches(const config *c) {
     size_t len;
     const uint8_t *item = item_at(&members, i, &len);
     CHECK_STATUS(encode(c->encoding, item, len, key, &key_len), BG_OK);
-    refused += bg_filter_add_key(by_key, key, key_len) != BG_OK;
+    refused += (c->r ? bg_filter_add_key_value(by_key, key, key_len, value_for(c, item, len))
+                     : bg_filter_add_key(by_key, key, key_len)) != BG_OK;
   }
   seal_static(c, by_key);
   for (size_t i = 0; i < members.count; i++) {
@@ -711,6 +768,8 @@ static void check_round_trip(const config *c) {
       CHECK_STATUS(bg_filter_seal(loaded[r]), BG_OK);
       size_t len;
       const uint8_t *item = item_at(&extras, 0, &len);
+      CHECK_STATUS(bg_filter_add_value(loaded[r], item, len, 0), BG_E_STATIC);
+      CHECK_STATUS(bg_filter_add_key_value(loaded[r], "k", 1, 0), BG_E_STATIC);
       CHECK_STATUS(bg_filter_add(loaded[r], item, len), BG_E_STATIC);
       CHECK_STATUS(bg_filter_add_key(loaded[r], "k", 1), BG_E_STATIC);
       CHECK_STATUS(bg_filter_add_many(loaded[r], extras.items, extras.offsets, 2), BG_E_STATIC);
@@ -1021,7 +1080,7 @@ static int load_alike(const uint8_t *file, size_t size, const batch *members, co
     const kind *k = kind_by_id((int)info.kind);
     size_t len;
     const uint8_t *item = item_at(extras, 0, &len);
-    int added = bg_filter_add(g, item, len);
+    int added = bg_filter_add_value(g, item, len, 0); /* value 0: any kind, any value width */
     *wrong += k && (k->is_static
                         ? added != BG_E_STATIC
                         : added != BG_OK && added != BG_E_FULL && added != BG_E_TOO_LARGE && added != BG_E_URL);
@@ -1160,7 +1219,10 @@ static void check_error_rate(const config *c) {
   REQUIRE(items_make(&outsiders, c->encoding, OUTSIDERS, 1000000, probes));
   bg_filter *f = create(c, n, SEED ^ 0xF00D, c->encoding);
   REQUIRE(f);
-  CHECK_STATUS(bg_filter_add_many(f, members.items, members.offsets, members.count), BG_OK);
+  if (c->r)
+    add_all(c, f, &members);
+  else
+    CHECK_STATUS(bg_filter_add_many(f, members.items, members.offsets, members.count), BG_OK);
   seal_static(c, f);
   uint8_t *results = malloc(probes);
   REQUIRE(results);
@@ -1180,6 +1242,185 @@ static void check_error_rate(const config *c) {
          measured, p, p + 4 * sigma);
   free(results);
   bg_filter_free(f);
+  batch_free(&members);
+  batch_free(&outsiders);
+}
+
+/* ---- values ----------------------------------------------------------------------------------- */
+
+/* Members that do not read their exact value (or answer no), and non-members whose value answer is
+ * not their contains answer (or whose value is 2^r or more), in f. */
+static long value_errors(const config *c, const bg_filter *f, const batch *members, const batch *outsiders) {
+  long wrong = 0;
+  for (size_t i = 0; i < members->count; i++) {
+    size_t len;
+    const uint8_t *item = item_at(members, i, &len);
+    uint32_t v = 0xDEADBEEF;
+    wrong += bg_filter_value(f, item, len, &v) != 1 || v != value_for(c, item, len);
+  }
+  for (size_t i = 0; i < outsiders->count; i++) {
+    size_t len;
+    const uint8_t *item = item_at(outsiders, i, &len);
+    uint32_t v = 0xDEADBEEF;
+    int answer = bg_filter_value(f, item, len, &v);
+    wrong += answer != bg_filter_contains(f, item, len) || (answer == 1 && (uint64_t)v >> c->r != 0) ||
+             (answer == 0 && v != 0xDEADBEEF);
+  }
+  return wrong;
+}
+
+/* r > 0: what storing values promises (bloomgate.h bg_filter_add_value, bg_filter_value). */
+static void check_values(const config *c) {
+  batch members, outsiders;
+  REQUIRE(items_make(&members, c->encoding, MEMBERS, 0, c->n));
+  REQUIRE(items_make(&outsiders, c->encoding, OUTSIDERS, 0, c->outsiders));
+  bg_filter *f = built(c, &members);
+  REQUIRE(f);
+  CHECK_MSG(value_errors(c, f, &members, &outsiders) == 0, "%s: wrong values", c->label);
+  bg_info info;
+  bg_filter_info(f, &info);
+  CHECK_EQ_U64(info.value_bits, c->r);
+  size_t len;
+  const uint8_t *item = item_at(&members, 1, &len);
+  uint32_t v;
+  CHECK_STATUS(bg_filter_value(f, item, len, NULL), BG_E_ARG);
+
+  /* Every reader: the same values, the same answers. */
+  size_t size;
+  uint8_t *file = serialize_copy(f, &size);
+  REQUIRE(file);
+  bg_filter *loaded[N_READERS];
+  uint8_t *storage[N_READERS];
+  load_all(c, file, size, loaded, storage);
+  for (int r = 0; r < N_READERS; r++) {
+    if (!loaded[r]) continue;
+    bg_info li;
+    bg_filter_info(loaded[r], &li);
+    CHECK_EQ_U64(li.value_bits, c->r);
+    long differ = 0;
+    for (size_t i = 0; i < outsiders.count; i++) {
+      uint32_t a = 0, b = 0;
+      const uint8_t *o = item_at(&outsiders, i, &len);
+      differ += bg_filter_value(f, o, len, &a) != bg_filter_value(loaded[r], o, len, &b) || a != b;
+    }
+    CHECK_MSG(value_errors(c, loaded[r], &members, &outsiders) == 0 && differ == 0, "%s: %s reads other values",
+              c->label, READERS[r]);
+  }
+  free_all(loaded);
+
+  /* Refusals, each before anything changes: no value, a value of 2^r, a batch (add_sliced). */
+  bg_filter *open = fresh(c);
+  REQUIRE(open);
+  item = item_at(&members, 2, &len);
+  CHECK_STATUS(bg_filter_add(open, item, len), BG_E_ARG);
+  CHECK_STATUS(bg_filter_add_value(open, item, len, 1u << c->r), BG_E_RANGE);
+  CHECK_STATUS(bg_filter_add_value(open, item, len, UINT32_MAX), BG_E_RANGE);
+  uint8_t key[ITEM_MAX];
+  size_t key_len;
+  CHECK_STATUS(encode(c->encoding, item, len, key, &key_len), BG_OK);
+  CHECK_STATUS(bg_filter_add_key(open, key, key_len), BG_E_ARG);
+  CHECK_STATUS(bg_filter_add_key_value(open, key, key_len, 1u << c->r), BG_E_RANGE);
+  uint64_t h1 = 1;
+  uint8_t too_big = (uint8_t)(c->r < 8 ? 1u << c->r : 0);
+  CHECK_STATUS(bg_filter_add_h1_values(open, &h1, NULL, 1), BG_E_ARG);
+  if (c->r < 8) CHECK_STATUS(bg_filter_add_h1_values(open, &h1, &too_big, 1), BG_E_RANGE);
+  CHECK_STATUS(bg_filter_add_h1(open, &h1, 1), BG_E_ARG);
+  seal_static(c, open);
+  bg_filter *empty = fresh(c);
+  REQUIRE(empty);
+  seal_static(c, empty);
+  CHECK_MSG(same_file(open, empty), "%s: a refused add changed the filter", c->label);
+  CHECK_STATUS(bg_filter_value(empty, item, len, &v), 0);
+  bg_filter_free(open);
+  bg_filter_free(empty);
+
+  /* A key added twice with two values keeps the larger, whichever came first. */
+  bg_filter *forward = fresh(c), *backward = fresh(c);
+  REQUIRE(forward && backward);
+  uint32_t mask = (uint32_t)((1u << c->r) - 1);
+  for (size_t i = 0; i < members.count; i++) {
+    const uint8_t *m = item_at(&members, i, &len);
+    uint32_t a = value_for(c, m, len), b = i % 4 == 0 ? (a ^ mask) : a;
+    CHECK_STATUS(bg_filter_add_value(forward, m, len, a), BG_OK);
+    if (b != a) CHECK_STATUS(bg_filter_add_value(forward, m, len, b), BG_OK);
+    if (b != a) CHECK_STATUS(bg_filter_add_value(backward, m, len, b), BG_OK);
+    CHECK_STATUS(bg_filter_add_value(backward, m, len, a), BG_OK);
+  }
+  seal_static(c, forward);
+  seal_static(c, backward);
+  CHECK_MSG(same_file(forward, backward), "%s: the order of two values of a key changed the filter", c->label);
+  long not_max = 0;
+  for (size_t i = 0; i < members.count; i++) {
+    const uint8_t *m = item_at(&members, i, &len);
+    uint32_t a = value_for(c, m, len), b = i % 4 == 0 ? (a ^ mask) : a, got = 0;
+    not_max += bg_filter_value(forward, m, len, &got) != 1 || got != (a > b ? a : b);
+  }
+  CHECK_MSG(not_max == 0, "%s: %ld keys added twice do not read their larger value", c->label, not_max);
+  bg_filter_free(forward);
+  bg_filter_free(backward);
+
+  /* Encoded keys read their values by key; utf8 keys by h1 (bg_filter_add_h1_values, a sharded
+   * build's path) build the same file as the items. */
+  long by_key = 0;
+  for (size_t i = 0; i < members.count; i++) {
+    const uint8_t *m = item_at(&members, i, &len);
+    uint32_t got = 0;
+    CHECK_STATUS(encode(c->encoding, m, len, key, &key_len), BG_OK);
+    by_key += bg_filter_value_key(f, key, key_len, &got) != 1 || got != value_for(c, m, len);
+  }
+  CHECK_MSG(by_key == 0, "%s: %ld members read another value by key", c->label, by_key);
+  if (c->encoding == BG_KEY_UTF8) {
+    uint64_t *h1s = malloc(members.count * sizeof(uint64_t));
+    uint8_t *values = malloc(members.count);
+    REQUIRE(h1s && values);
+    for (size_t i = 0; i < members.count; i++) {
+      const uint8_t *m = item_at(&members, i, &len);
+      h1s[i] = bg_hash(m, len, SEED).h1;
+      values[i] = (uint8_t)value_for(c, m, len);
+    }
+    bg_filter *by_h1 = fresh(c);
+    REQUIRE(by_h1);
+    CHECK_STATUS(bg_filter_add_h1_values(by_h1, h1s, values, members.count / 2), BG_OK);
+    CHECK_STATUS(bg_filter_add_h1_values(by_h1, h1s + members.count / 2, values + members.count / 2,
+                                         members.count - members.count / 2),
+                 BG_OK);
+    seal_static(c, by_h1);
+    CHECK_MSG(same_file(f, by_h1), "%s: h1 values with values built another file", c->label);
+    bg_filter_free(by_h1);
+    free(h1s);
+    free(values);
+  }
+  free(file);
+  bg_filter_free(f);
+  batch_free(&members);
+  batch_free(&outsiders);
+}
+
+/* r = 0, every kind: a value read answers as contains with value 0; an add with value 0 is an add. */
+static void check_values_r0(const config *c) {
+  batch members, outsiders;
+  REQUIRE(items_make(&members, c->encoding, MEMBERS, 0, c->n / 4));
+  REQUIRE(items_make(&outsiders, c->encoding, OUTSIDERS, 0, c->outsiders / 4));
+  bg_filter *plain = built(c, &members), *valued = fresh(c);
+  REQUIRE(plain && valued);
+  long refused = 0;
+  for (size_t i = 0; i < members.count; i++) {
+    size_t len;
+    const uint8_t *item = item_at(&members, i, &len);
+    refused += bg_filter_add_value(valued, item, len, 0) != BG_OK;
+  }
+  size_t len;
+  const uint8_t *item = item_at(&members, 0, &len);
+  CHECK_STATUS(bg_filter_add_value(valued, item, len, 1), BG_E_RANGE);
+  seal_static(c, valued);
+  CHECK_EQ_U64(refused, 0);
+  CHECK_MSG(same_file(plain, valued), "%s: adds with value 0 built another file than adds", c->label);
+  CHECK_MSG(value_errors(c, plain, &members, &outsiders) == 0, "%s: value reads without values", c->label);
+  bg_info info;
+  bg_filter_info(plain, &info);
+  CHECK_EQ_U64(info.value_bits, 0);
+  bg_filter_free(plain);
+  bg_filter_free(valued);
   batch_free(&members);
   batch_free(&outsiders);
 }
@@ -1393,7 +1634,7 @@ static void check_golden_file(const char *name, const uint8_t *file, size_t size
   CHECK_STATUS_AT(bg_file_validate(file, size, &h), BG_OK, "%s", name);
   bg_filter *loaded[N_READERS];
   uint8_t *storage[N_READERS];
-  config c = {kind_by_id((int)h.kind), (int)h.key_encoding, h.error_rate, 1, "", 0, 0, 0};
+  config c = {kind_by_id((int)h.kind), (int)h.key_encoding, h.error_rate, 1, "", 0, 0, 0, 0};
   snprintf(c.label, sizeof c.label, "golden %s", name);
   REQUIRE(c.kind);
   load_all(&c, file, size, loaded, storage);
@@ -1461,15 +1702,21 @@ static void check_kind_programs(const json *programs) {
     if (!k) continue;
     long adds = (long)json_u64(json_get(p, "adds")), extra = (long)json_u64(json_get(p, "extra"));
     int removes = strcmp(json_text(json_get(p, "removes")), "true") == 0;
+    unsigned r = (unsigned)json_u64(json_get(p, "valueBits"));
     bg_filter *f = NULL;
-    CHECK_STATUS(bg_filter_create(k->id, json_u64(json_get(p, "capacity")),
-                                  strtod(json_text(json_get(p, "errorRate")), NULL),
-                                  json_u64(json_get(p, "seed")), BG_KEY_UTF8, &f),
+    CHECK_STATUS(bg_filter_create_with_values(k->id, json_u64(json_get(p, "capacity")),
+                                              strtod(json_text(json_get(p, "errorRate")), NULL),
+                                              json_u64(json_get(p, "seed")), BG_KEY_UTF8, r, &f),
                  BG_OK);
     if (!f) continue;
     char key[64];
-    for (long i = 0; i < adds; i++)
-      CHECK_STATUS(bg_filter_add(f, key, key_name(key, sizeof key, "kind-", i)), BG_OK);
+    for (long i = 0; i < adds; i++) {
+      size_t len = key_name(key, sizeof key, "kind-", i);
+      /* Key i's value: the top r bits of i x the golden ratio (golden_gen.c program_value). */
+      CHECK_STATUS(r ? bg_filter_add_value(f, key, len, (uint32_t)((uint32_t)i * 2654435769u) >> (32 - r))
+                     : bg_filter_add(f, key, len),
+                   BG_OK);
+    }
     for (long i = 0; removes && i < adds; i += 3)
       CHECK_STATUS(bg_filter_remove(f, key, key_name(key, sizeof key, "kind-", i)), BG_OK);
     for (long i = 0; i < extra; i++)
@@ -1489,7 +1736,7 @@ static void check_kind_programs(const json *programs) {
               "%s: the recorded program builds other bytes than vectors.json records", name);
     bg_filter *loaded[N_READERS];
     uint8_t *storage[N_READERS];
-    config c = {k, BG_KEY_UTF8, h.error_rate, 1, "", 0, 0, 0};
+    config c = {k, BG_KEY_UTF8, h.error_rate, 1, "", 0, 0, 0, 0};
     snprintf(c.label, sizeof c.label, "golden program %s", name);
     load_all(&c, file, size, loaded, storage);
     long missing = 0;
@@ -1502,6 +1749,17 @@ static void check_kind_programs(const json *programs) {
         missing += bg_filter_contains(loaded[r], key, key_name(key, sizeof key, "kind-extra-", i)) != 1;
     }
     CHECK_MSG(missing == 0, "%s: %ld kept keys of the golden program not found", name, missing);
+    /* Values: every member reads its own through every reader. */
+    long wrong = 0;
+    for (int l = 0; r && l < N_READERS; l++) {
+      if (!loaded[l]) continue;
+      for (long i = 0; i < adds; i++) {
+        uint32_t v = 0;
+        wrong += bg_filter_value(loaded[l], key, key_name(key, sizeof key, "kind-", i), &v) != 1 ||
+                 v != (uint32_t)((uint32_t)i * 2654435769u) >> (32 - r);
+      }
+    }
+    CHECK_MSG(wrong == 0, "%s: %ld values of the golden program read wrong", name, wrong);
     free_all(loaded);
     free(file);
   }
@@ -1598,7 +1856,7 @@ static int files_load(config *c) {
 static void run_config(config *c) {
   c->loads = files_load(c);
   check_batches(c);
-  check_merge(c);
+  if (c->r == 0) check_merge(c); /* merging is refused or not by kind; values add nothing to it */
   check_clear(c);
   if (c->loads) {
     check_round_trip(c);
@@ -1606,6 +1864,10 @@ static void run_config(config *c) {
     if (c->encoding != BG_KEY_SHA1) check_corruption(c);
   }
   check_error_rate(c);
+  if (c->r)
+    check_values(c);
+  else
+    check_values_r0(c);
 }
 
 int main(int argc, char **argv) {
@@ -1613,34 +1875,43 @@ int main(int argc, char **argv) {
   long configurations = 0;
   for (int k = 0; k < n_kinds; k++) {
     long checks_before = test_checks, runs = 0;
+    /* Kinds that store values: more rates, each at every value width. */
+    const double *rates = kinds[k].values ? VALUE_RATES : RATES;
+    size_t n_rates = kinds[k].values ? sizeof VALUE_RATES / sizeof VALUE_RATES[0]
+                                     : sizeof RATES / sizeof RATES[0];
+    size_t n_widths = kinds[k].values ? sizeof VALUE_BITS / sizeof VALUE_BITS[0] : 1;
     for (int e = 0; e < N_ENCODINGS; e++) {
       /* A loose and a tight rate; a kind with a floor (fuse8: 2^-8 per key, and url keys are sized
        * for p / 30) refuses one as E_RANGE. Where it refuses both, a looser rate stands in. */
       static const double FALLBACK = 0.25;
       long encoding_runs = 0;
-      for (size_t r = 0; r <= sizeof RATES / sizeof RATES[0]; r++) {
-        double p = r < sizeof RATES / sizeof RATES[0] ? RATES[r] : FALLBACK;
-        if (p == FALLBACK && encoding_runs) break;
-        config c = {&kinds[k], ENCODINGS[e], p, 0, "", 0, 0, 0};
-        sizes(&c);
-        snprintf(c.label, sizeof c.label, "%s/%s/p=%g", kinds[k].name, ENCODING_NAMES[e], p);
-        bg_filter *probe = NULL;
-        bg_status rc = bg_filter_create(kinds[k].id, N_SMALL, p, SEED, ENCODINGS[e], &probe);
-        bg_filter_free(probe);
-        if (rc == BG_E_RANGE && p != FALLBACK) {
-          printf("  %s: E_RANGE (below what the kind can represent), skipped\n", c.label);
-          continue;
+      for (size_t r = 0; r <= n_rates; r++) {
+        double p = r < n_rates ? rates[r] : FALLBACK;
+        if (r == n_rates && encoding_runs) break;
+        for (size_t w = 0; w < n_widths; w++) {
+          unsigned value_bits = kinds[k].values ? VALUE_BITS[w] : 0;
+          config c = {&kinds[k], ENCODINGS[e], p, 0, "", 0, 0, 0, value_bits};
+          sizes(&c);
+          snprintf(c.label, sizeof c.label, "%s/%s/p=%g/r=%u", kinds[k].name, ENCODING_NAMES[e], p, value_bits);
+          bg_filter *probe = NULL;
+          bg_status rc =
+              bg_filter_create_with_values(kinds[k].id, N_SMALL, p, SEED, ENCODINGS[e], value_bits, &probe);
+          bg_filter_free(probe);
+          if (rc == BG_E_RANGE && r < n_rates) {
+            printf("  %s: E_RANGE (below what the kind can represent), skipped\n", c.label);
+            continue;
+          }
+          CHECK_STATUS_AT(rc, BG_OK, "%s", c.label);
+          if (rc != BG_OK) continue;
+          run_config(&c);
+          encoding_runs++;
         }
-        CHECK_STATUS_AT(rc, BG_OK, "%s", c.label);
-        if (rc != BG_OK) continue;
-        run_config(&c);
-        encoding_runs++;
       }
       runs += encoding_runs;
     }
     configurations += runs;
-    printf("%s: %ld configurations (encoding x rate), %ld checks\n", kinds[k].name, runs,
-           test_checks - checks_before);
+    printf("%s: %ld configurations (encoding x rate%s), %ld checks\n", kinds[k].name, runs,
+           kinds[k].values ? " x value width" : "", test_checks - checks_before);
   }
   char dir[4096];
   golden_dir(dir, sizeof dir, argc, argv);

@@ -219,15 +219,43 @@ describe('classic.bgf, the golden filter file', () => {
   });
 });
 
-describe('every kind: the same program gives the same file natively and in wasm', () => {
+describe('every kind: the same program gives the same file and the same answers natively and in wasm', () => {
   // tests/c/golden_gen.c runs each program natively and records the file's length, checksum and
-  // SHA-256; here the wasm build runs it again through the public API.
+  // SHA-256, and the SHA-256 of its answers (program_answers); here the wasm build runs it again
+  // through the public API. fuse4 runs at several rates and value widths (valueBits).
+  const valueOfKey = (i, bits) => (bits === 0 ? 0 : Math.imul(i, 2654435769) >>> (32 - bits));
+  /** Answers as program_answers writes them: per item 1 byte (maybe?) and its value, 4 bytes little-endian. */
+  function answersDigest(filter, program) {
+    const items = [
+      ...Array.from({ length: program.adds }, (_, i) => `kind-${i}`),
+      ...Array.from({ length: program.extra }, (_, i) => `kind-extra-${i}`),
+      ...Array.from({ length: 3000 }, (_, i) => `kind-probe-${i}`),
+    ];
+    const bytes = new Uint8Array(5 * items.length);
+    const view = new DataView(bytes.buffer);
+    items.forEach((item, i) => {
+      const value = filter.valueOf(item);
+      assert.equal(value === null, !filter.mightContain(item), `valueOf and mightContain disagree on ${item}`);
+      bytes[5 * i] = value === null ? 0 : 1;
+      view.setUint32(5 * i + 1, value ?? 0, true);
+    });
+    return createHash('sha256').update(bytes).digest('hex');
+  }
+  test('the programs cover fuse4 at several rates and value widths 0, 1, 3 and 8', () => {
+    const fuse4 = vectors.kinds.filter((program) => program.kind === 'fuse4');
+    assert.deepEqual([...new Set(fuse4.map((program) => program.valueBits))].sort(), [0, 1, 3, 8]);
+    assert.ok(new Set(fuse4.map((program) => program.errorRate)).size >= 5);
+  });
   for (const program of vectors.kinds) {
-    test(`${program.kind}: ${program.adds} adds${program.removes ? ', every third removed' : ''}${program.extra ? `, ${program.extra} more` : ''}`, async () => {
+    const bits = program.valueBits ?? 0;
+    test(`${program.kind}${bits ? ` with ${bits} value bits` : ''} at ${program.errorRate}: ${program.adds} adds${program.removes ? ', every third removed' : ''}${program.extra ? `, ${program.extra} more` : ''}`, async () => {
       const filter = await BloomFilter.create({
-        kind: program.kind, capacity: program.capacity, errorRate: program.errorRate, seed: program.seed,
+        kind: program.kind, capacity: program.capacity, errorRate: program.errorRate, seed: program.seed, ...(bits > 0 && { valueBits: bits }),
       });
-      for (let i = 0; i < program.adds; i++) filter.add(`kind-${i}`);
+      for (let i = 0; i < program.adds; i++) {
+        if (bits > 0) filter.add(`kind-${i}`, valueOfKey(i, bits));
+        else filter.add(`kind-${i}`);
+      }
       if (program.removes) for (let i = 0; i < program.adds; i += 3) assert.equal(filter.remove(`kind-${i}`), true);
       for (let i = 0; i < program.extra; i++) filter.add(`kind-extra-${i}`);
       const bytes = filter.serialize();
@@ -235,10 +263,14 @@ describe('every kind: the same program gives the same file natively and in wasm'
       const checksum = toHex(bytes.slice(8, 16).reverse());
       assert.equal(checksum, program.checksum, `checksum differs (first differing byte unknown: native file not stored)`);
       assert.equal(createHash('sha256').update(bytes).digest('hex'), program.sha256);
-      // And the wasm reader takes the native bytes' twin: every kept key still answers maybe.
+      // The same answers (and values) for members, extras and 3,000 other items.
+      assert.equal(answersDigest(filter, program), program.answers, 'answers differ from the native build\'s');
+      // And the wasm reader takes the native bytes' twin: every kept key still answers maybe, with its value.
       const loaded = await BloomFilter.from(bytes);
       for (let i = 1; i < program.adds; i += 3) assert.equal(loaded.mightContain(`kind-${i}`), true);
       for (let i = 0; i < program.extra; i++) assert.equal(loaded.mightContain(`kind-extra-${i}`), true);
+      if (bits > 0) for (let i = 0; i < program.adds; i++) assert.equal(loaded.valueOf(`kind-${i}`), valueOfKey(i, bits));
+      assert.equal(answersDigest(loaded, program), program.answers, 'the loaded file answers otherwise');
       loaded.free();
       filter.free();
     });
