@@ -4,8 +4,10 @@
  *
  * Why not installed: WebKitGTK has no web-extension support a test can reach. WebKitWebDriver
  * (webkit2gtk-driver) implements no "install extension" command (W3C WebDriver has none; BiDi's
- * webExtension.install is Firefox's), WebKitGTK 2.50's MiniBrowser loads no extension, and
- * Safari's extensions need Safari on macOS, an Xcode-built app and `safaridriver`. So there is
+ * webExtension.install is Firefox's), WebKit's WebExtension support is built for Apple's
+ * platforms only (WebKitGTK 2.50 and its MiniBrowser load none; its "web process extensions"
+ * are native libraries, another thing), and Safari's extensions need Safari on macOS, an
+ * Xcode-built app and `safaridriver`. So there is
  * no WebKit run of the installed extension (tests/browser/extension.test.mjs installs it in
  * Chromium, tests/browser/extension-firefox.test.mjs in Firefox).
  *
