@@ -8,6 +8,7 @@
  * tiny n, round trips, the size bound at 10^4 and 10^6 keys, sharded
  * payloads built from h1 and values, and exact codes for truncated and
  * corrupt payloads. Batches and corruption in general are test_conformance.c's.
+ * `test_fuse4 --write-corpus DIR` writes the fuzzer's fuse4 seeds (tests/fuzz/corpus).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -550,7 +551,39 @@ static void test_sharded(void) {
   free(file);
 }
 
-int main(void) {
+/* ---- the fuzzer's seed corpus (test_fuse4 --write-corpus tests/fuzz/corpus) ---- */
+
+static int write_file(const char *dir, const char *name, const uint8_t *bytes, size_t size) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *out = fopen(path, "wb");
+  if (!out) return 0;
+  int ok = fwrite(bytes, 1, size, out) == size;
+  return fclose(out) == 0 && ok;
+}
+
+static int write_filter(const char *dir, const char *name, bg_filter *f) {
+  size_t size = 0;
+  uint8_t *file = f ? serialize_copy(f, &size) : NULL;
+  int ok = file && write_file(dir, name, file, size);
+  free(file);
+  bg_filter_free(f);
+  return ok;
+}
+
+static int write_corpus(const char *dir) {
+  int ok = write_filter(dir, "kind_fuse4.bgf", build(0.01, 0, "corpus-", 60, 1, 0));
+  ok &= write_filter(dir, "kind_fuse4_values.bgf", build(ldexp(1.0, -5), 3, "corpus-", 40, 2, 0));
+  ok &= write_filter(dir, "kind_fuse4_empty.bgf", build(0.5, 8, "corpus-", 0, 3, 0));
+  size_t size = 0;
+  uint8_t *sharded = sharded_file(1, 2, 30, 4, &size);
+  ok &= sharded && write_file(dir, "kind_fuse4_sharded.bgf", sharded, size);
+  free(sharded);
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "--write-corpus") == 0) return write_corpus(argv[2]) ? 0 : 1;
   test_every_width();
   test_determinism_and_round_trip();
   test_no_values();

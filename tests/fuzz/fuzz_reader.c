@@ -7,7 +7,8 @@
  *   - the three readers agree on the status;
  *   - a file that validates has exactly the length its header declares;
  *   - a filter that loads re-serializes to the very same bytes, answers the
- *     same from both readers, and stays a valid, writable filter.
+ *     same from both readers (values too: the same, below 2^value_bits, only
+ *     for a "maybe"), and stays a valid, writable filter.
  * Every input is also tried with a correct checksum (see the entry point).
  */
 #include <stdio.h>
@@ -26,6 +27,10 @@
 
 /* Queries derived from the input, so answers are exercised on real bits. */
 static void query_both(const bg_filter *a, const bg_filter *b, const uint8_t *data, size_t size) {
+  bg_info info;
+  bg_filter_info(a, &info);
+  REQUIRE(info.value_bits <= BG_MAX_VALUE_BITS);
+  unsigned value_bits = info.value_bits;
   uint8_t items[64 * 8];
   uint32_t offsets[65];
   size_t n = 0, at = 0;
@@ -47,6 +52,13 @@ static void query_both(const bg_filter *a, const bg_filter *b, const uint8_t *da
     REQUIRE(x <= 1);
     if (rc == BG_OK) REQUIRE(results[i] == x);
     REQUIRE(bg_filter_contains_key(a, item, len) == bg_filter_contains_key(b, item, len));
+    /* Values (fuse4; 0 for other kinds): the same answer as contains, the same value from both, below 2^r. */
+    uint32_t va = 0xdeadbeef, vb = 0xdeadbeef;
+    int xa = bg_filter_value_key(a, item, len, &va), xb = bg_filter_value_key(b, item, len, &vb);
+    REQUIRE(xa == xb && xa == bg_filter_contains_key(a, item, len));
+    if (xa == 1) REQUIRE(va == vb && va < (1u << value_bits));
+    if (xa == 0) REQUIRE(va == 0xdeadbeef && vb == 0xdeadbeef);
+    REQUIRE(bg_filter_value(a, item, len, &va) == x);
   }
 }
 
@@ -109,6 +121,7 @@ static void check_file(const uint8_t *data, size_t size) {
      * result is a valid file. */
     bg_status add_rc = bg_filter_add_key(g, data, size < 16 ? size : 16);
     REQUIRE(add_rc <= 0);
+    REQUIRE(bg_filter_add_key_value(g, data, size < 16 ? size : 16, 1u << a.value_bits) < 0);
     if (add_rc == BG_OK) REQUIRE(bg_filter_contains_key(g, data, size < 16 ? size : 16) == 1);
     size_t changed_size = bg_filter_serialized_size(g);
     uint8_t *changed = malloc(changed_size);
