@@ -16,7 +16,16 @@
  *   await page.evaluate((arg) => ..., arg);         // a self-contained function run in the page;
  *                                                   //   resolves to its (awaited) value as JSON
  *   await page.waitFor((arg) => ..., arg);          // polls until the function returns truthy
- *   await page.close();
+ *   await page.close();                             // (WebKit: the session's first window is
+ *                                                   //   blanked and reused, never closed: closing
+ *                                                   //   the last window would end the session)
+ *   const fresh = await engine.freshPage();         // a page in a new context (Chromium: a new browser
+ *                                                   //   context; Firefox: a new user context; WebKit: a
+ *                                                   //   new tab); close() disposes of the context
+ *   await engine.restart();                         // the browser ends and starts again: what a
+ *                                                   //   profile keeps survives, a private session's
+ *                                                   //   storage does not (pages are gone)
+ *   await engine.close();
  *
  * Input is each engine's real input (Chromium: playwright; Firefox: puppeteer over BiDi
  * `input.performActions`; WebKit: the WebDriver element commands), never a synthetic event:
@@ -44,13 +53,6 @@
  * violations from its start in every engine (window.__bgCapture = { errors, violations }); in
  * WebKit errors() reads it, and goto() installs it after the load where the page has none
  * (so a WebKit page without the script reports only what happens after its load).
- *   const fresh = await engine.freshPage();         // a page in a new context (Chromium: a new browser
- *                                                   //   context; Firefox: a new user context; WebKit: a
- *                                                   //   new tab); close() disposes of the context
- *   await engine.restart();                         // the browser ends and starts again: what a
- *                                                   //   profile keeps survives, a private session's
- *                                                   //   storage does not (pages are gone)
- *   await engine.close();
  *
  * Launch options, besides `private`:
  *   viewport: { width, height, deviceScaleFactor = 1, mobile = false }
