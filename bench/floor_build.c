@@ -92,18 +92,12 @@ int main(int argc, char **argv) {
 
   double t0 = now_s();
   bg_filter *filter = NULL;
-  bg_status rc = bg_filter_create(kind, n, error_rate, seed, BG_KEY_UTF8, &filter);
-  if (rc != BG_OK) die("bg_filter_create", rc);
+  bg_status rc = bg_filter_create_with_values(kind, n, error_rate, seed, BG_KEY_UTF8, value_bits, &filter);
+  if (rc != BG_OK) die("bg_filter_create_with_values", rc);
   if (value_bits > 0) {
-#ifdef BG_HAVE_VALUES
-    if ((rc = bg_filter_set_value_bits(filter, value_bits)) != BG_OK) die("bg_filter_set_value_bits", rc);
     for (uint64_t i = 0; i < n; i++)
       if ((rc = bg_filter_add_value(filter, keys + i * key_bytes, key_bytes, value_of((uint32_t)i, value_bits))) != BG_OK)
         die("bg_filter_add_value", rc);
-#else
-    fprintf(stderr, "floor_build: this core stores no values\n");
-    return 64;
-#endif
   } else {
     for (uint64_t i = 0; i < n; i += BATCH) {
       size_t count = n - i < BATCH ? (size_t)(n - i) : BATCH;
