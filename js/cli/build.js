@@ -290,7 +290,7 @@ export async function run(argv) {
 // Kinds --kind smallest weighs: the others are never smaller (blocked trades bits for speed,
 // counting keeps 4-bit counters, scalable is classic plus growth). fuse4 (any fingerprint
 // width, 4-wise) is weighed when this build has it.
-const SMALLEST_CANDIDATES = ['classic', 'cuckoo', 'fuse8', 'fuse16', 'fuse4'].filter((kind) => KIND_IDS.has(kind));
+const SMALLEST_CANDIDATES = /** @type {const} */ (['classic', 'cuckoo', 'fuse8', 'fuse16', 'fuse4']).filter((kind) => KIND_IDS.has(kind));
 // Fuse filters' bits per key settle at 1.125 x (fuse8, fuse16) and ~1.075 x (fuse4) their
 // fingerprint from 10^6 keys up, so a probe of at most this many keys gives every candidate's
 // bits per key.
@@ -321,7 +321,7 @@ async function smallestKind(BloomFilter, options, capacity) {
     try {
       // A static kind's size needs its keys; a cuckoo filter is filled too, as it may not hold
       // its capacity (E_FULL): then it is no choice.
-      if (kind === 'cuckoo' || STATIC_KIND_IDS.has(/** @type {number} */ (KIND_IDS.get(kind)))) {
+      if (kind === 'cuckoo' || STATIC_KIND_IDS.has(/** @type {any} */ (KIND_IDS.get(kind)))) {
         try {
           addDistinct(filter, n, valueBits);
         } catch (/** @type {any} */ error) {
