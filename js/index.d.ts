@@ -493,6 +493,11 @@ export interface FreshFilter {
   mightContain(item: Item): boolean;
   mightContainMany(items: Iterable<Item> | PackedKeys): boolean[];
   mightContainKey(key: Uint8Array): boolean;
+  /** The value stored with an item in the filter in use (kinds with values, e.g. fuse4), or null: definitely not. */
+  valueOf(item: Item): number | null;
+  valueOfKey(key: Uint8Array): number | null;
+  /** Value bits per key of the filter in use (0: none). */
+  readonly valueBits: number;
   readonly kind: string;
   readonly keyEncoding: KeyEncoding;
   readonly listId: string;

@@ -164,6 +164,20 @@ export class FreshFilter extends EventTarget {
     return this.#current().mightContainKey(key);
   }
 
+  /** The value stored with an item in the filter in use (kinds with values), or null: definitely not. With no argument, the object itself. */
+  valueOf(item) {
+    if (arguments.length === 0) return /** @type {number | null} */ (/** @type {unknown} */ (this));
+    return this.#current().valueOf(item);
+  }
+
+  valueOfKey(key) {
+    return this.#current().valueOfKey(key);
+  }
+
+  get valueBits() {
+    return this.#current().valueBits;
+  }
+
   get kind() {
     return this.#current().kind;
   }

@@ -335,6 +335,17 @@ describe('generations of a value filter: diff, patch, publish and openFilter kee
       for (const { url, label } of next) if ((await checkUrl(url, { filter: live })).threat === label) exact++;
       assert.equal(exact, next.length, 'every value intact after the update, the relabelled one new');
       assert.equal((await checkUrl(URLS[5].url, { filter: live })).threat, 'unwanted');
+      // The live filter answers values itself, from the generation in use.
+      assert.ok(live.valueBits >= 1);
+      assert.equal(typeof live.valueOf(next[5].url), 'number');
+      const valueOfLabel = new Map();
+      for (const { url, label } of next) {
+        const value = live.valueOf(url);
+        assert.equal(typeof value, 'number', url);
+        if (!valueOfLabel.has(label)) valueOfLabel.set(label, value);
+        assert.equal(value, valueOfLabel.get(label), `${url}: one value per label`);
+      }
+      assert.equal(new Set(valueOfLabel.values()).size, valueOfLabel.size, 'distinct labels, distinct values');
     } finally {
       live.close();
       await site.close();
