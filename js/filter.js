@@ -445,6 +445,10 @@ export class BloomFilter {
   /** Add every item of an iterable, in batches (one wasm call per chunk). */
   addAll(items) {
     this.#handle.ptrOrThrow();
+    const bits = this.#valueBits();
+    if (bits > 0) {
+      throw new BloomgateError('E_ARG', `addAll(): this ${this.kind} filter stores a ${bits}-bit value with each key: add each with add(item, value)`);
+    }
     wasm.filterAddAll(this.#handle, items);
   }
 

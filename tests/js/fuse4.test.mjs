@@ -69,6 +69,7 @@ test('values are checked before anything crosses into wasm, with the limit named
   const filter = await BloomFilter.create({ kind: 'fuse4', capacity: 10, errorRate: 0.01, valueBits: 2 });
   rejects(() => filter.add('a'), 'E_ARG');
   rejects(() => filter.addKey(new Uint8Array([1])), 'E_ARG');
+  rejects(() => filter.addAll(['a', 'b']), 'E_ARG');
   rejects(() => filter.add('a', 4), 'E_RANGE');
   rejects(() => filter.add('a', -1), 'E_RANGE');
   rejects(() => filter.add('a', 1.5), 'E_RANGE');
