@@ -212,3 +212,23 @@ test('valueOf() with no argument is Object.prototype.valueOf: a filter still tur
   assert.equal(filter + '', '[object Object]');
   filter.free();
 });
+
+test('native = wasm: the fuse4 seeds the native build wrote (tests/fuzz/corpus) come out of the wasm byte for byte', async () => {
+  const { readFileSync } = await import('node:fs');
+  // test_fuse4.c's value_of(i, r): ((i * 2654435761) >> 7) mod 2^r in 64 bits, exact in a double for these i.
+  const nativeValue = (i, bits) => (bits ? Math.floor((i * 2654435761) / 128) % 2 ** bits : 0);
+  // test_fuse4 --write-corpus: build(p, r, "corpus-", n, seed, forwards).
+  for (const [file, errorRate, valueBits, n, seed] of [
+    ['kind_fuse4.bgf', 0.01, 0, 60, 1], ['kind_fuse4_values.bgf', 2 ** -5, 3, 40, 2], ['kind_fuse4_empty.bgf', 0.5, 8, 0, 3],
+  ]) {
+    const native = new Uint8Array(readFileSync(new URL(`../fuzz/corpus/${file}`, import.meta.url)));
+    const filter = await BloomFilter.create({ kind: 'fuse4', capacity: Math.max(1, n), errorRate, valueBits, seed });
+    for (let i = 0; i < n; i++) filter.add('corpus-' + i, valueBits ? nativeValue(i, valueBits) : undefined);
+    assert.deepEqual(filter.serialize(), native, file);
+    filter.free();
+  }
+  // The sharded seed (two shards of 30 keys, r = 2) answers every key with its value.
+  const sharded = await BloomFilter.from(readFileSync(new URL('../fuzz/corpus/kind_fuse4_sharded.bgf', import.meta.url)));
+  for (let i = 0; i < 30; i++) assert.equal(sharded.valueOf('shard-' + i), nativeValue(i, 2));
+  sharded.free();
+});
