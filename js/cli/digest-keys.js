@@ -17,6 +17,7 @@
 // capacity (the key count) afterwards: setCapacity().
 import { serializeTo } from '../filter.js';
 import { KEY_ENCODING_IDS } from '../names.js';
+import { FUSE_KIND_NAMES } from './fuse-shards.js';
 
 const ENCODINGS = { utf8: KEY_ENCODING_IDS.get('utf8'), sha1: KEY_ENCODING_IDS.get('sha1') };
 
@@ -66,7 +67,7 @@ export class DigestKeyFilter {
    * that of a filter created with this capacity.
    */
   setCapacity(capacity) {
-    if (this.kind !== 'fuse8' && this.kind !== 'fuse16') throw new TypeError('only a fuse filter\'s capacity can be set after its keys');
+    if (!FUSE_KIND_NAMES.has(this.kind)) throw new TypeError('only a fuse filter\'s capacity can be set after its keys');
     if (!Number.isSafeInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
     this.#capacity = capacity;
   }

@@ -8,6 +8,7 @@ import { formatBytes, formatCount } from './progress.js';
 import { hashName, headerOffset, keyEncodingName, kindName } from '../names.js';
 import { parseValues } from '../values.js';
 import { HEADER_SIZE } from '../wasm/index.js';
+import { FUSE_KIND_NAMES } from './fuse-shards.js';
 
 // Validation steps that run after the checksum (docs/FORMAT.md): the checksum
 // matched when one of these fails.
@@ -57,7 +58,7 @@ export function describe(path, bytes, result) {
     minCount: minCountOf(metadata),
     ...valuesOf(result.stats, metadata),
     stats,
-    ...(result.stats && (header.kind === 'fuse8' || header.kind === 'fuse16') && { shards: fuseShards(header, bytes) }),
+    ...(result.stats && FUSE_KIND_NAMES.has(header.kind) && { shards: fuseShards(header, bytes) }),
     warnings: header && stats ? warnings(header, stats, Boolean(result.stats.overFilled)) : [],
   };
 }

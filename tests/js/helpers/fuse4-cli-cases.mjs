@@ -109,6 +109,7 @@ export function defineFuse4CliTests({ wide }) {
       const inspected = JSON.parse(run(['inspect', '--json', 'all.bgf']).stdout);
       assert.equal(inspected.ok, true, input);
       assert.equal(inspected.header.kind, 'fuse4');
+      assert.equal(inspected.shards, 4);
     }
     assert.deepEqual(leftovers(), []);
   });
@@ -117,6 +118,15 @@ export function defineFuse4CliTests({ wide }) {
     const rows = writeDump('dump.txt', wide ? 9000 : 3000);
     const common = ['build', 'dump.txt', '--format', 'hibp', '--buckets', BUCKETS.join(','), '--error-rate', '0.001', '-q'];
     run([...common, '-o', 'plain.bgf']);
+    // Without values and without --capacity, a hibp fuse4 build takes one pass (its capacity set after the keys).
+    run(['build', 'dump.txt', '--format', 'hibp', '--kind', 'fuse4', '--error-rate', '0.0009765625', '-q', '-o', 'onepass.bgf']);
+    const onePass = await BloomFilter.from(bytesOf('onepass.bgf'));
+    try {
+      assert.equal(onePass.stats().capacity, rows.length);
+      assert.ok(rows.every(({ key }) => onePass.mightContainKey(key)));
+    } finally {
+      onePass.free();
+    }
     run([...common, '-o', 'sharded.bgf', '--shards', '8', '--jobs', '2']);
     const parts = [];
     for (let i = 0; i < 4; i++) {
