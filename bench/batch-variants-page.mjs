@@ -7,6 +7,8 @@ export function variants({ filter, module, arenaMod, staging, calls, KINDS, stri
   const groups = [];
   for (let i = 0; i < strings.length; i += batch) groups.push(strings.slice(i, i + batch));
   const encoder = new TextEncoder();
+  const jsWords = new Uint32Array(64 * 1024);
+  const jsBytes = new Uint8Array(jsWords.buffer);
   let sink = 0;
   window.__sink = () => sink;
   // The filter's pointer, for the raw wasm call (the handle's #ptr is private: read it by a query's staging).
@@ -295,6 +297,46 @@ export function variants({ filter, module, arenaMod, staging, calls, KINDS, stri
           at += n;
           heap32[o++] = at - base;
         }
+        sink += bad >= 0x80 ? 1 : at;
+      }
+      return strings.length;
+    },
+    wordLoopJsBuffer: () => {
+      // the same into a plain Uint32Array (not wasm memory), then one set() into the arena
+      for (const g of groups) {
+        const a = arena();
+        const heap = jsBytes;
+        const heap32 = jsWords;
+        const base = 0;
+        let at = base;
+        let o = 32 * 1024; // the offsets after the keys' bytes
+        heap32[o++] = 0;
+        let bad = 0;
+        for (let i = 0; i < g.length; i++) {
+          const s = g[i];
+          const n = s.length;
+          let j = 0;
+          let p = at;
+          for (; (p & 3) !== 0 && j < n; j++, p++) {
+            const c = s.charCodeAt(j);
+            bad |= c;
+            heap[p] = c;
+          }
+          let w = p >>> 2;
+          for (; j + 4 <= n; j += 4, p += 4) {
+            const c0 = s.charCodeAt(j), c1 = s.charCodeAt(j + 1), c2 = s.charCodeAt(j + 2), c3 = s.charCodeAt(j + 3);
+            bad |= c0 | c1 | c2 | c3;
+            heap32[w++] = c0 | (c1 << 8) | (c2 << 16) | (c3 << 24);
+          }
+          for (; j < n; j++, p++) {
+            const c = s.charCodeAt(j);
+            bad |= c;
+            heap[p] = c;
+          }
+          at += n;
+          heap32[o++] = at - base;
+        }
+        module.HEAPU8.set(jsBytes.subarray(0, at), a.items);
         sink += bad >= 0x80 ? 1 : at;
       }
       return strings.length;

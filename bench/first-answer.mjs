@@ -73,14 +73,16 @@ const answer = bytes.byteLength > 0;`,
   },
   bundle: {
     label: 'the single file, `loadFilter(url, { integrity })`, one query',
-    body: (integrity) => `import { loadFilter } from './bundle.mjs';
+    body: (integrity) => `import { init, loadFilter } from './bundle.mjs';
+init().then(() => { window.__moduleReady = performance.now(); });
 const filter = await loadFilter(FILTER, { integrity: ${JSON.stringify(integrity)} });
 const answer = filter.mightContain(KEY);`,
   },
   preload: {
     label: 'README\'s recipe: the same, the `<head>` preloading both (`modulepreload` for the single file, `preload as="fetch" crossorigin` for the filter)',
     head: '<link rel="modulepreload" href="./bundle.mjs">\n<link rel="preload" href="./f1M.bgf" as="fetch" crossorigin>',
-    body: (integrity) => `import { loadFilter } from './bundle.mjs';
+    body: (integrity) => `import { init, loadFilter } from './bundle.mjs';
+init().then(() => { window.__moduleReady = performance.now(); });
 const filter = await loadFilter(FILTER, { integrity: ${JSON.stringify(integrity)} });
 const answer = filter.mightContain(KEY);`,
   },
@@ -88,7 +90,8 @@ const answer = filter.mightContain(KEY);`,
     label: '`modulepreload` for the single file; the module script calls `fetch(filter)` first, then `import()`s the file and hands loadFilter the Response',
     head: '<link rel="modulepreload" href="./bundle.mjs">',
     body: (integrity) => `const filtering = fetch(FILTER);
-const { loadFilter } = await import('./bundle.mjs');
+const { init, loadFilter } = await import('./bundle.mjs');
+init().then(() => { window.__moduleReady = performance.now(); });
 const filter = await loadFilter(await filtering, { integrity: ${JSON.stringify(integrity)} });
 const answer = filter.mightContain(KEY);`,
   },
@@ -115,7 +118,8 @@ const s0 = window.__scriptStart;
 const html = performance.getEntriesByType('navigation')[0].responseStart;
 const timings = performance.getEntriesByType('resource').map((e) => ({ name: e.name.split('/').pop(),
   start: Math.round(e.startTime - s0), end: Math.round(e.responseEnd - s0) }));
-window.__done = { fromScript: t - s0, fromHtml: t - html, moduleStart: moduleStart - s0, answer, timings };
+window.__done = { fromScript: t - s0, fromHtml: t - html, moduleStart: moduleStart - s0, answer, timings,
+  moduleReady: window.__moduleReady === undefined ? null : window.__moduleReady - s0 };
 </script></head><body></body></html>
 `;
 
@@ -229,6 +233,7 @@ async function main() {
             const done = await engine.sample(`${server.origin}${path}/${variant}.html`);
             done.filterRequests = server.requests.get(`${path}/f1M.bgf`) ?? 0;
             done.filterEnd = Math.max(...done.timings.filter((e) => e.name === 'f1M.bgf').map((e) => e.end));
+            done.filterStart = Math.min(...done.timings.filter((e) => e.name === 'f1M.bgf').map((e) => e.start));
             if (done.answer !== true) throw new Error(`${engine.name} ${variant}: expected true, got ${done.answer}`);
             samples[variant].push(done);
           }
@@ -244,6 +249,8 @@ async function main() {
           fromScript: median(list.map((s) => s.fromScript)), fromHtml: median(list.map((s) => s.fromHtml)),
           ratioScript: ratio(variant, 'fromScript'), ratioHtml: ratio(variant, 'fromHtml'),
           moduleStart: median(list.map((s) => s.moduleStart)), filterEnd: median(list.map((s) => s.filterEnd)),
+          filterStart: median(list.map((s) => s.filterStart)),
+          moduleReady: list[0].moduleReady === null ? null : median(list.map((s) => s.moduleReady)),
           filterRequests: Math.max(...list.map((s) => s.filterRequests)),
         };
         results.push(row);
@@ -261,12 +268,14 @@ async function main() {
       `${KEYS.toLocaleString('en-US')}-key filter (${bytes.length.toLocaleString('en-US')} B), ${ROUNDS} interleaved rounds, medians; ` +
       '"÷ fetch" is the median of each page\'s time over the reference page of its round.',
     '',
-    '| engine | page | from the module script (ms) | ÷ fetch | from the HTML (ms) | ÷ fetch | module body runs | filter downloaded | filter requests a page |',
-    '|:---|:---|---:|---:|---:|---:|---:|---:|---:|',
+    '| engine | page | from the module script (ms) | ÷ fetch | from the HTML (ms) | ÷ fetch | module body runs | filter requested | filter downloaded | wasm module ready | filter requests a page |',
+    '|:---|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map((r) => `| ${r.engine} | ${VARIANTS[r.variant].label} | ${r.fromScript.toFixed(1)} | ${r.ratioScript.toFixed(2)}× | ` +
-      `${r.fromHtml.toFixed(1)} | ${r.ratioHtml.toFixed(2)}× | ${r.moduleStart.toFixed(0)} | ${Number.isFinite(r.filterEnd) ? r.filterEnd.toFixed(0) : '–'} | ${r.filterRequests} |`),
+      `${r.fromHtml.toFixed(1)} | ${r.ratioHtml.toFixed(2)}× | ${r.moduleStart.toFixed(0)} | ${Number.isFinite(r.filterStart) ? r.filterStart.toFixed(0) : '–'} | ` +
+      `${Number.isFinite(r.filterEnd) ? r.filterEnd.toFixed(0) : '–'} | ${r.moduleReady === null ? '–' : r.moduleReady.toFixed(0)} | ${r.filterRequests} |`),
     '',
-    '"Module body runs" and "filter downloaded" (resource timing\'s responseEnd) are medians in ms from the same classic script; ' +
+    '"Module body runs", "filter requested" (resource timing\'s startTime), "filter downloaded" (its responseEnd) and "wasm module ready" ' +
+      '(init() resolved: compiled and instantiated) are medians in ms from the same classic script; ' +
       'a page that downloads its filter twice (a preload the engine did not hand to fetch()) shows 2 requests.',
     '',
   ].join('\n');
