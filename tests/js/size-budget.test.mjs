@@ -1,5 +1,5 @@
 // The size budget: what a browser downloads. The module must stay within
-// 40,000 bytes gzip -9; the library's JavaScript, bundled and minified for the
+// 45,000 bytes gzip -9; the library's JavaScript, bundled and minified for the
 // browser without the module, within 40,000 (the whole public API). The
 // JavaScript budget was 28,000 (25,930 with openFilter); signed generations
 // (Ed25519 verification with its pure-JS fallback, canonical bytes, the trust
@@ -16,7 +16,8 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-export const WASM_GZIP_BUDGET = 40_000;
+// Issue 22 raised the module's budget to 45,000 for the fuse4 kind and values per key (they cost 4,423 bytes: 39,772 -> 44,195).
+export const WASM_GZIP_BUDGET = 45_000;
 export const JS_GZIP_BUDGET = 40_000;
 
 test(`wasm/bloomgate.wasm is at most ${WASM_GZIP_BUDGET} bytes gzip -9`, (t) => {
