@@ -57,7 +57,7 @@ extern "C" {
 #define BG_STATUS_LIST(X)                                                                                  \
   X(OK, 0, DATA, "ok")                                                                                     \
   X(E_ARG, -1, INTERNAL, "invalid argument")                                                               \
-  X(E_RANGE, -2, USAGE, "capacity or error rate out of range")                                             \
+  X(E_RANGE, -2, USAGE, "capacity, error rate, value bits (0..8) or value (below 2^bits) out of range")    \
   X(E_NOMEM, -3, RESOURCE, "out of memory")                                                                \
   X(E_TOO_LARGE, -4, DATA, "filter size exceeds the supported maximum")                                    \
   X(E_TRUNCATED, -5, DATA, "filter file is truncated")                                                     \
@@ -108,7 +108,7 @@ const char *bg_status_name(int status);
 #define BG_KP_REMOVE 2u        /* bg_filter_remove works */
 #define BG_KP_MERGE 4u         /* bg_filter_merge works */
 #define BG_KP_CLASSIC_SIZED 8u /* m and k are bg_size_for's */
-#define BG_KP_VALUES 16u        /* stores an r-bit value with each key (bg_filter_create_with_values) */
+#define BG_KP_VALUES 16u       /* stores an r-bit value with each key (bg_filter_create_with_values) */
 #define BG_KIND_LIST(X)                                                      \
   X(CLASSIC, classic, 1, BG_KP_MERGE | BG_KP_CLASSIC_SIZED)                  \
   X(BLOCKED, blocked, 2, BG_KP_MERGE)                                        \
@@ -116,7 +116,7 @@ const char *bg_status_name(int status);
   X(FUSE16, fuse16, 4, BG_KP_STATIC)                                         \
   X(COUNTING, counting, 5, BG_KP_REMOVE | BG_KP_MERGE | BG_KP_CLASSIC_SIZED) \
   X(SCALABLE, scalable, 6, BG_KP_CLASSIC_SIZED)                              \
-  X(CUCKOO, cuckoo, 7, BG_KP_REMOVE)                                        \
+  X(CUCKOO, cuckoo, 7, BG_KP_REMOVE)                                         \
   X(FUSE4, fuse4, 8, BG_KP_STATIC | BG_KP_VALUES)
 /*
  * classic:  the classic Bloom filter;            blocked: split-block, one 64-byte block per key;

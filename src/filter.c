@@ -98,7 +98,8 @@ bg_status bg_filter_add_key_value(bg_filter *f, const void *key, size_t len, uin
  * just the h1 values (and fuse4 their values): h2 picked the shard and is not
  * needed again.
  */
-BG_COLD bg_status bg_filter_add_h1_values(bg_filter *f, const uint64_t *h1, const uint8_t *values, size_t count) {
+BG_COLD bg_status bg_filter_add_h1_values(bg_filter *f, const uint64_t *h1, const uint8_t *values,
+                                          size_t count) {
   BG_RETURN_IF(!f || (!h1 && count), BG_E_ARG);
   uint32_t kind = f->ops->kind;
   BG_RETURN_IF(kind != BG_KIND_FUSE8 && kind != BG_KIND_FUSE16 && kind != BG_KIND_FUSE4, BG_E_UNSUPPORTED);

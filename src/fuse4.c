@@ -124,8 +124,9 @@ static inline uint32_t f4_cells(uint64_t x, uint32_t segment_length, uint32_t se
  * as a table of integer thresholds so it is the same on every host.
  */
 static uint32_t f4_segment_length(uint64_t n) {
-  static const uint32_t START[] = {5,     15,     43,     123,     356,     1036,     3015,     8772,      25527,
-                                   74281, 216158, 629017, 1830440, 5326579, 15500344, 45106001, 131258461, 381962121};
+  static const uint32_t START[] = {5,       15,      43,       123,      356,       1036,
+                                   3015,    8772,    25527,    74281,    216158,    629017,
+                                   1830440, 5326579, 15500344, 45106001, 131258461, 381962121};
   uint32_t exponent = 0;
   for (size_t i = 0; i < sizeof START / sizeof START[0]; i++)
     if (n >= START[i]) exponent = (uint32_t)(1 + i);
@@ -144,9 +145,9 @@ static const struct {
   uint8_t exponent;
   uint16_t per_mille;
 } F4_SIZES[] = {
-    {0, 2000},    {0, 2000},    {1, 1600},    {1, 1600},    {2, 1400},    {2, 1400},    {3, 1300},
-    {3, 1300},    {4, 1200},    {5, 1100},    {5, 1100},    {5, 1100},    {7, 1075},    {7, 1075},
-    {7, 1075},    {7, 1075},    {7, 1075},    {0xff, 1096}, {0xff, 1079}, {0xff, 1070}, {0xff, 1068},
+    {0, 2000}, {0, 2000}, {1, 1600}, {1, 1600},    {2, 1400},    {2, 1400},    {3, 1300},
+    {3, 1300}, {4, 1200}, {5, 1100}, {5, 1100},    {5, 1100},    {7, 1075},    {7, 1075},
+    {7, 1075}, {7, 1075}, {7, 1075}, {0xff, 1096}, {0xff, 1079}, {0xff, 1070}, {0xff, 1068},
 };
 
 /*
@@ -314,7 +315,8 @@ static int f4_contains(const void *state, bg_hash_pair hash) {
 #define F4_GROUP 16
 
 /* Batches: every key's cells first (with a prefetch natively), then the tests. */
-static bg_status f4_contains_many(const void *state, const bg_hash_pair *hashes, size_t count, uint8_t *results) {
+static bg_status f4_contains_many(const void *state, const bg_hash_pair *hashes, size_t count,
+                                  uint8_t *results) {
   const fuse4 *f = (const fuse4 *)state;
   BG_RETURN_IF(!f->sealed, BG_E_UNSUPPORTED);
   unsigned bits = f->w + f->r;
@@ -336,8 +338,9 @@ static bg_status f4_contains_many(const void *state, const bg_hash_pair *hashes,
     }
     for (size_t j = 0; j < n; j++) {
       const uint8_t *c = cells[j];
-      results[start + j] = c && ((f4_get(c, p[j][0], bits) ^ f4_get(c, p[j][1], bits) ^ f4_get(c, p[j][2], bits) ^
-                                  f4_get(c, p[j][3], bits)) >> f->r) == (fp[j] & fmask);
+      results[start + j] = c && ((f4_get(c, p[j][0], bits) ^ f4_get(c, p[j][1], bits) ^
+                                  f4_get(c, p[j][2], bits) ^ f4_get(c, p[j][3], bits)) >>
+                                 f->r) == (fp[j] & fmask);
     }
   }
   return BG_OK;
@@ -422,7 +425,8 @@ static void f4_scratch_free(f4_scratch *s) {
  */
 #define F4_MAX_CORE_WORDS ((size_t)1 << 21) /* 16 MiB of rows */
 static int f4_solve_core(f4_scratch *s, const uint8_t *values, size_t n, size_t peeled, uint32_t segment_length,
-                         uint32_t segment_count, uint32_t array_length, unsigned w, unsigned r, uint8_t *cells) {
+                         uint32_t segment_count, uint32_t array_length, unsigned w, unsigned r,
+                         uint8_t *cells) {
   size_t core = n - peeled, width = ((size_t)4 * segment_length + 63) / 64, stride = width + 1;
   if (core > F4_MAX_CORE_WORDS / stride) return 0;
   uint8_t *done = (uint8_t *)calloc(n, 1);
@@ -599,8 +603,8 @@ static bg_status f4_seal(void *state, uint64_t seed) {
   uint64_t used_seed = 0;
   if (n) {
     int built = 0;
-    uint32_t allocated = 0;          /* cells the scratch is sized for */
-    unsigned bucket_allocated = 0;   /* bucket bits the offsets are sized for */
+    uint32_t allocated = 0;        /* cells the scratch is sized for */
+    unsigned bucket_allocated = 0; /* bucket bits the offsets are sized for */
     for (attempt = 0; attempt < F4_MAX_ATTEMPTS && !built; attempt++) {
       f4_geometry(n, attempt / F4_TRIES_PER_SIZE, &segment_length, &segment_count, &array_length);
       uint64_t cell_bytes = f4_cell_bytes(array_length, bits);
@@ -730,7 +734,8 @@ static void f4_write_payload(const void *state, uint8_t *dst) {
  * (w, r), zero reserved bytes, a consistent geometry, exactly its cells and
  * padding, and zero bits past the last cell. *cells = its array_length.
  */
-static bg_status f4_check_one(unsigned w, unsigned r, const uint8_t *payload, uint64_t length, uint32_t *cells) {
+static bg_status f4_check_one(unsigned w, unsigned r, const uint8_t *payload, uint64_t length,
+                              uint32_t *cells) {
   BG_RETURN_IF(length < F4_HEADER_BYTES, BG_E_PAYLOAD);
   BG_RETURN_IF(payload[0] != w || payload[1] || payload[2] != r || payload[3], BG_E_PAYLOAD);
   BG_RETURN_IF(bg__get_u32(payload + 36) != 0, BG_E_PAYLOAD);
@@ -743,9 +748,9 @@ static bg_status f4_check_one(unsigned w, unsigned r, const uint8_t *payload, ui
     BG_RETURN_IF(segment_length | segment_count | array_length | attempts, BG_E_PAYLOAD);
     BG_RETURN_IF(bg__get_u64(payload + 24) != 0, BG_E_PAYLOAD);
   } else {
-    BG_RETURN_IF(segment_length < 1 || segment_length > F4_MAX_SEGMENT_LENGTH ||
-                     (segment_length & (segment_length - 1)),
-                 BG_E_PAYLOAD);
+    BG_RETURN_IF(
+        segment_length < 1 || segment_length > F4_MAX_SEGMENT_LENGTH || (segment_length & (segment_length - 1)),
+        BG_E_PAYLOAD);
     BG_RETURN_IF(segment_count < 1 || attempts < 1, BG_E_PAYLOAD);
     BG_RETURN_IF((uint64_t)segment_count + 3 > UINT32_MAX / segment_length, BG_E_PAYLOAD);
     BG_RETURN_IF(array_length != (segment_count + 3) * segment_length, BG_E_PAYLOAD);

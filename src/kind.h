@@ -18,8 +18,8 @@
 
 /* What a caller asks for; each kind turns it into its own geometry. */
 typedef struct {
-  uint64_t capacity; /* n, 1..BG_MAX_CAPACITY (validated by the caller) */
-  double error_rate; /* p, 0 < p < 1 (validated by the caller) */
+  uint64_t capacity;   /* n, 1..BG_MAX_CAPACITY (validated by the caller) */
+  double error_rate;   /* p, 0 < p < 1 (validated by the caller) */
   unsigned value_bits; /* r, 0..BG_MAX_VALUE_BITS; > 0 only for kinds with BG_KP_VALUES */
 } bg_kind_params;
 

@@ -58,8 +58,8 @@ int bgw_filter_create(int kind, double capacity, double error_rate, uint32_t see
                       int key_encoding, bg_filter **out, uint32_t value_bits) {
   if (!(capacity >= 1.0) || capacity > (double)BG_MAX_CAPACITY || capacity != (double)(uint64_t)capacity)
     return BG_E_RANGE;
-  return bg_filter_create_with_values(kind, (uint64_t)capacity, error_rate, JOIN64(seed_lo, seed_hi), key_encoding,
-                                      value_bits, out);
+  return bg_filter_create_with_values(kind, (uint64_t)capacity, error_rate, JOIN64(seed_lo, seed_hi),
+                                      key_encoding, value_bits, out);
 }
 
 /* bg_info flattened by BG_INFO_FIELDS: numbers into out, list_id into bytes. */

@@ -41,7 +41,7 @@ export const HASH_ALGORITHMS = Object.freeze([
 export const STATUSES = Object.freeze([
   Object.freeze({ code: 0, name: 'OK', class: 'data', message: 'ok' }),
   Object.freeze({ code: -1, name: 'E_ARG', class: 'internal', message: 'invalid argument' }),
-  Object.freeze({ code: -2, name: 'E_RANGE', class: 'usage', message: 'capacity or error rate out of range' }),
+  Object.freeze({ code: -2, name: 'E_RANGE', class: 'usage', message: 'capacity, error rate, value bits (0..8) or value (below 2^bits) out of range' }),
   Object.freeze({ code: -3, name: 'E_NOMEM', class: 'resource', message: 'out of memory' }),
   Object.freeze({ code: -4, name: 'E_TOO_LARGE', class: 'data', message: 'filter size exceeds the supported maximum' }),
   Object.freeze({ code: -5, name: 'E_TRUNCATED', class: 'data', message: 'filter file is truncated' }),

@@ -34,13 +34,15 @@ static uint64_t get_u64(const uint8_t *p) {
 }
 
 /* The value key i gets in a filter of r value bits. */
-static uint32_t value_of(long i, unsigned r) { return r ? (uint32_t)((i * 2654435761u) >> 7) & ((1u << r) - 1) : 0; }
+static uint32_t value_of(long i, unsigned r) {
+  return r ? (uint32_t)((i * 2654435761u) >> 7) & ((1u << r) - 1) : 0;
+}
 
 /* A sealed fuse4 filter of "prefix<i>", i in [0, count), each with value_of(i, r), added forwards or backwards. */
 static bg_filter *build(double p, unsigned r, const char *prefix, long count, uint64_t seed, int backwards) {
   bg_filter *f = NULL;
-  if (bg_filter_create_with_values(BG_KIND_FUSE4, count > 0 ? (uint64_t)count : 1, p, seed, BG_KEY_UTF8, r, &f) !=
-      BG_OK)
+  if (bg_filter_create_with_values(BG_KIND_FUSE4, count > 0 ? (uint64_t)count : 1, p, seed, BG_KEY_UTF8, r,
+                                   &f) != BG_OK)
     return NULL;
   char key[64];
   for (long j = 0; j < count; j++) {
@@ -191,7 +193,8 @@ static void test_no_values(void) {
 static void test_refusals(void) {
   bg_filter *f = NULL;
   CHECK_STATUS(bg_filter_create_with_values(BG_KIND_FUSE4, 10, 0.01, 1, BG_KEY_UTF8, 9, &f), BG_E_RANGE);
-  CHECK_STATUS(bg_filter_create_with_values(BG_KIND_CLASSIC, 10, 0.01, 1, BG_KEY_UTF8, 1, &f), BG_E_UNSUPPORTED);
+  CHECK_STATUS(bg_filter_create_with_values(BG_KIND_CLASSIC, 10, 0.01, 1, BG_KEY_UTF8, 1, &f),
+               BG_E_UNSUPPORTED);
   CHECK_STATUS(bg_filter_create_with_values(BG_KIND_FUSE8, 10, 0.01, 1, BG_KEY_UTF8, 1, &f), BG_E_UNSUPPORTED);
   CHECK_STATUS(bg_filter_create(BG_KIND_FUSE4, 10, ldexp(1.0, -33), 1, BG_KEY_UTF8, &f), BG_E_RANGE);
   CHECK_STATUS(bg_filter_create(BG_KIND_FUSE4, 10, ldexp(1.0, -32), 1, BG_KEY_UTF8, &f), BG_OK);
@@ -200,9 +203,9 @@ static void test_refusals(void) {
   CHECK_STATUS(bg_filter_create_with_values(BG_KIND_FUSE4, 10, 0.01, 1, BG_KEY_UTF8, 3, &f), BG_OK);
   if (!f) return;
   uint32_t v = 0;
-  CHECK_STATUS(bg_filter_add(f, "a", 1), BG_E_ARG);          /* a value is required */
+  CHECK_STATUS(bg_filter_add(f, "a", 1), BG_E_ARG); /* a value is required */
   CHECK_STATUS(bg_filter_add_key(f, "a", 1), BG_E_ARG);
-  CHECK_STATUS(bg_filter_add_value(f, "a", 1, 8), BG_E_RANGE); /* 2^3 */
+  CHECK_STATUS(bg_filter_add_value(f, "a", 1, 8), BG_E_RANGE);    /* 2^3 */
   CHECK_STATUS(bg_filter_value(f, "a", 1, &v), BG_E_UNSUPPORTED); /* not sealed */
   CHECK_STATUS(bg_filter_value(f, "a", 1, NULL), BG_E_ARG);
   uint64_t h1[2] = {1, 2};
@@ -275,7 +278,7 @@ static void test_size(void) {
     long n;
     double p, bound;
     unsigned r;
-  } cases[] = {{10000, 0.1, 1.15, 0},      {10000, 0.01, 1.15, 0},      {10000, 0.001, 1.15, 3},
+  } cases[] = {{10000, 0.1, 1.15, 0},       {10000, 0.01, 1.15, 0},        {10000, 0.001, 1.15, 3},
                {10000, 1.0 / 256, 1.15, 0}, {10000, 1.0 / 65536, 1.15, 3}, {1000000, 1.0 / 256, 1.08, 0},
                {1000000, 0.01, 1.08, 3}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -337,7 +340,9 @@ static void edit_reserved36(uint8_t *f, size_t *s) { (void)s, payload_of(f)[37] 
 static void edit_segment_pow2(uint8_t *f, size_t *s) { (void)s, put_u32(payload_of(f) + 4, 3); }
 static void edit_segment_long(uint8_t *f, size_t *s) { (void)s, put_u32(payload_of(f) + 4, 1u << 19); }
 static void edit_count_zero(uint8_t *f, size_t *s) { (void)s, put_u32(payload_of(f) + 8, 0); }
-static void edit_array(uint8_t *f, size_t *s) { (void)s, put_u32(payload_of(f) + 12, get_u32(payload_of(f) + 12) + 1); }
+static void edit_array(uint8_t *f, size_t *s) {
+  (void)s, put_u32(payload_of(f) + 12, get_u32(payload_of(f) + 12) + 1);
+}
 static void edit_keys(uint8_t *f, size_t *s) { (void)s, put_u64(payload_of(f) + 16, 1u << 30); }
 static void edit_attempts(uint8_t *f, size_t *s) { (void)s, put_u32(payload_of(f) + 32, 0); }
 static void edit_pad(uint8_t *f, size_t *s) { f[*s - 1] = 1; }
@@ -355,8 +360,10 @@ static void edit_no_keys(uint8_t *f, size_t *s) { (void)s, put_u64(payload_of(f)
 static void edit_tail_bits(uint8_t *f, size_t *s) {
   uint8_t *p = payload_of(f);
   uint64_t bits = (uint64_t)get_u32(p + 12) * (p[0] + p[2]);
-  if (bits % 8) p[HEADER + bits / 8] |= 0x80;
-  else (void)s;
+  if (bits % 8)
+    p[HEADER + bits / 8] |= 0x80;
+  else
+    (void)s;
 }
 
 static void test_corrupt(void) {
@@ -391,7 +398,8 @@ static void test_corrupt(void) {
       {edit_shard_bits, BG_E_PAYLOAD, "shard bits 25"},
       {edit_no_keys, BG_E_PAYLOAD, "no keys but cells"},
   };
-  for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) expect_code(file, size, edits[i].edit, edits[i].code, edits[i].what);
+  for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++)
+    expect_code(file, size, edits[i].edit, edits[i].code, edits[i].what);
   /* Bits past the last cell: six keys take 12 cells of 13 bits, half a byte left over. */
   bg_filter *tiny = build(ldexp(1.0, -10), 3, "bad-", 6, 4, 0);
   size_t tiny_size = 0;
