@@ -24,6 +24,8 @@ const engines = opt('--engines', ENGINES.join(',')).split(',');
 const rounds = Number(opt('--rounds', 5));
 const only = opt('--only', '');
 const keys = Number(opt('--keys', 100000));
+// Objects kept alive in the page, as bench:browser's peers keep theirs (a full collection marks them).
+const ballast = Number(opt('--ballast', 0));
 const minMs = Number(opt('--min-ms', 100));
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
@@ -38,6 +40,7 @@ import { makeKeys } from '/bench/browser-cases.mjs';
 import { variants } from '/bench/batch-variants-page.mjs';
 window.runVariants = async (config) => {
   window.__only = config.only;
+  window.__ballast = Array.from({ length: config.ballast }, (_, i) => ({ i, s: String(i) }));
   const filter = await BloomFilter.create({ capacity: 1000000, errorRate: 0.01 });
   const members = makeKeys(0, config.keys);
   filter.addAll(members.strings);
@@ -86,7 +89,7 @@ for (const name of engines) {
     const page = await engine.newPage();
     await page.goto(`${origin}/page.html`);
     await page.waitFor(() => document.documentElement.dataset.ready === 'yes');
-    const { results, ua } = await page.evaluate((config) => window.runVariants(config), { rounds, minMs, keys, only });
+    const { results, ua } = await page.evaluate((config) => window.runVariants(config), { rounds, minMs, keys, only, ballast });
     console.log(`\n## ${name} (${engine.version ?? ua}), load ${os.loadavg()[0].toFixed(2)}`);
     console.log(`${'variant'.padEnd(36)} ${'median'.padStart(8)} ${'min'.padStart(8)}  ÷ single (median of rounds)`);
     for (const [variant, values] of Object.entries(results)) {
