@@ -11,17 +11,18 @@ import { ex, HEAPU8, HEAPU32, freePtr, mallocOrThrow, onAttach } from './module.
 // How a batch chunk of ASCII strings goes into the arena. 'join': one
 // encodeInto of the chunk's joined string. 'words': a charCodeAt loop writing
 // four characters a u32 store, streamed across key boundaries. Measured on
-// 1,000-key batches of 38-character keys (node bench/batch-variants.mjs):
-// V8 and SpiderMonkey join and encode fast, and 'join' beats 'words' there
-// (Chromium 0.62x against 0.84x one call a key, Firefox 0.35x against 0.59x);
-// JavaScriptCore joins at ~100-130 ns a key and encodeInto adds ~160, so
-// WebKit's batches with 'join' took 2x one call a key, and 0.67x with 'words'.
-// Chosen per engine at load: 'words' where the user agent names AppleWebKit/
-// without Chrome/ (Safari, every iOS browser, WebKitGTK; Chromium's says
-// AppleWebKit/ too, and its headless one says HeadlessChrome/).
+// 1,000-key batches of 38-character keys, per key against one call a key
+// (npm run bench:browser, the two timed side by side; bench/batch-variants.mjs
+// for the parts): V8 joins and encodes fast (Chromium 0.62-0.72x with 'join');
+// JavaScriptCore joins at ~100-130 ns a key and encodeInto adds ~160 (WebKit
+// 2-3x with 'join', 0.67-1.3x with 'words'); SpiderMonkey's 'join' ran 1.43x
+// in the benchmark's page and 'words' 0.95x. So 'join' where the runtime is
+// Node (Deno, Bun) or the user agent names Chrome/ (HeadlessChrome/ too),
+// 'words' everywhere else.
 export const BATCH_ENCODERS = Object.freeze(['join', 'words']);
 const USER_AGENT = typeof navigator === 'object' && navigator !== null ? String(navigator.userAgent) : '';
-const DEFAULT_BATCH_ENCODER = /AppleWebKit\//.test(USER_AGENT) && !/Chrome\//.test(USER_AGENT) ? 'words' : 'join';
+const DEFAULT_BATCH_ENCODER = /Chrome\//.test(USER_AGENT) ||
+  (typeof process === 'object' && process !== null && typeof process.versions?.node === 'string') ? 'join' : 'words';
 let batchEncoder = DEFAULT_BATCH_ENCODER;
 
 /** The batch encoder ('join' or 'words'); setBatchEncoder(name) forces it (benchmarks, tests), undefined restores it. */

@@ -1,7 +1,7 @@
 /**
  * The batch encoders of js/wasm/staging.js in the three engines (tests/browser/engines/):
- * each engine's own default ('words' in WebKit, where one encodeInto of a joined chunk made
- * batches slower than one call a key; 'join' in Chromium and Firefox)
+ * each engine's own default ('join' in Chromium; 'words' in WebKit and Firefox, where one
+ * encodeInto of a joined chunk made batches slower than one call a key)
  * and both encoders forced, a batch of strings is exactly their UTF-8 bytes: addAll sets the
  * bits that add() of each key's TextEncoder bytes sets, and mightContainMany answers what
  * mightContain does, over every length and alignment, non-ASCII units anywhere, more than one
@@ -21,7 +21,7 @@ import { ENGINES, launchEngine, skipUnless } from './engines/index.mjs';
 import { root } from './helpers/packed.mjs';
 import { listenLocal } from './helpers/listen.mjs';
 
-const EXPECTED_DEFAULT = { chromium: 'join', firefox: 'join', webkit: 'words' };
+const EXPECTED_DEFAULT = { chromium: 'join', firefox: 'words', webkit: 'words' };
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>batch encoders</title><link rel="icon" href="data:,">

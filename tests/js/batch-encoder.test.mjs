@@ -1,6 +1,6 @@
 // The two batch encoders of js/wasm/staging.js ('join': one encodeInto of a chunk's
 // joined strings; 'words': four characters a u32 store, streamed across key
-// boundaries, which WebKit takes): under each, a batch of strings is
+// boundaries, which WebKit and Firefox take): under each, a batch of strings is
 // exactly their UTF-8 bytes, back to back, whatever the lengths, the alignment each
 // key starts at, the chunking, a non-ASCII unit anywhere (the chunk is redone key by
 // key) and memory growth. Speed is measured by bench/batch-variants.mjs and
