@@ -23,7 +23,7 @@ static inline bg_hash_pair bg__hash_xxh3(const void *key, size_t len, uint64_t s
 /*
  * In wasm, XXH3-128 compiles to one ~5,000-instruction function that is called
  * rather than inlined anyway; every file that hashed kept its own copy, and
- * two copies cost 4 KB of the 40 KB gzip budget. There, every caller shares
+ * two copies cost 4 KB of the 45 KB gzip budget. There, every caller shares
  * hash.c's bg_hash.
  */
 #define bg__hash bg_hash
