@@ -348,7 +348,8 @@ export class ShardedFuse {
 
   #remove(shard) {
     for (const paths of [this.#paths, this.#valuePaths]) {
-      const path = paths?.[shard];
+      if (!paths) continue;
+      const path = paths[shard];
       if (path === null || path === undefined) continue;
       paths[shard] = null;
       try {
