@@ -1,12 +1,14 @@
 // The size budget: what a browser downloads. The module must stay within
 // 45,000 bytes gzip -9; the library's JavaScript, bundled and minified for the
-// browser without the module, within 40,000 (the whole public API). The
+// browser without the module, within 42,000 (the whole public API). The
 // JavaScript budget was 28,000 (25,930 with openFilter); signed generations
 // (Ed25519 verification with its pure-JS fallback, canonical bytes, the trust
 // rule, key rotation), Merkle-authenticated escalation replies, IndexedDB
 // migration, the read-ahead while the module compiles and the missing-API
 // errors took it to 38,668 on 2026-12-05 (loadFilter + BloomFilter alone:
-// 30,698). Sizes are deterministic, so this is a test; speed is measured by
+// 30,698). Values per key (js/values.js: buckets and threat labels, the
+// labelled replies, valueOf) and the per-engine batch encoders took it to
+// 40,675 on 2026-12-06, so 42,000. Sizes are deterministic, so this is a test; speed is measured by
 // bench/, never here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,7 +20,7 @@ import { build } from 'esbuild';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 // Issue 22 raised the module's budget to 45,000 for the fuse4 kind and values per key (they cost 4,423 bytes: 39,772 -> 44,195).
 export const WASM_GZIP_BUDGET = 45_000;
-export const JS_GZIP_BUDGET = 40_000;
+export const JS_GZIP_BUDGET = 42_000;
 
 test(`wasm/bloomgate.wasm is at most ${WASM_GZIP_BUDGET} bytes gzip -9`, (t) => {
   const size = gzipSync(readFileSync(`${root}/wasm/bloomgate.wasm`), { level: 9 }).length;
