@@ -67,8 +67,11 @@ function rootFractions(count, k) {
   return words;
 }
 
-const SHA512_K = rootFractions(80, 3n);
-const SHA512_H0 = rootFractions(8, 2n);
+// Computed on the first sha512() call, not on import: a page that never verifies a signature
+// here (every current browser has WebCrypto's Ed25519) does not pay for them before its first
+// answer (the single file evaluates this module with the rest).
+let SHA512_K = new Int32Array(0);
+let SHA512_H0 = new Int32Array(0);
 
 /**
  * High half of the 64-bit word (hi, lo) rotated right by n bits, 0 < n < 64, n !== 32.
@@ -154,6 +157,10 @@ function compress(state, view, offset, w) {
  */
 export function sha512(bytes) {
   if (!(bytes instanceof Uint8Array)) throw new TypeError('sha512 takes a Uint8Array');
+  if (SHA512_H0.length === 0) {
+    SHA512_K = rootFractions(80, 3n);
+    SHA512_H0 = rootFractions(8, 2n);
+  }
   const state = SHA512_H0.slice();
   const w = new Int32Array(160);
   const whole = bytes.length - (bytes.length % 128);
@@ -217,9 +224,11 @@ function power(base, exponent) {
 /** @param {bigint} a nonzero @returns {bigint} 1/a mod p (Fermat) */
 const invert = (a) => power(a, P - 2n);
 
-const D = mod(-121665n * invert(121666n));
-const D2 = mod(2n * D);
-const SQRT_M1 = power(2n, (P - 1n) / 4n);
+// The curve's constants, derived by curve() on first use rather than on import (five
+// exponentiations and a table: tens of ms in a cold engine, on every page's critical path).
+let D = 0n;
+let D2 = 0n;
+let SQRT_M1 = 0n;
 
 /**
  * A point in extended coordinates (RFC 8032 §5.1.4): x = X/Z, y = Y/Z, x*y = T/Z.
@@ -265,6 +274,7 @@ function numberFromLE(bytes) {
  * @returns {Point | null}
  */
 function decodePoint(bytes) {
+  curve();
   const sign = bytes[31] >> 7;
   const y = numberFromLE(bytes) & LOW_255;
   if (y >= P) return null;
@@ -329,10 +339,20 @@ function multiples(p) {
   return table;
 }
 
-// B (RFC 8032 §5.1): y = 4/5, x positive (even).
-const BASE_Y = mod(4n * invert(5n));
-const BASE_X = /** @type {bigint} */ (recoverX(BASE_Y, 0));
-const BASE_MULTIPLES = multiples([BASE_X, BASE_Y, 1n, mod(BASE_X * BASE_Y)]);
+/** @type {Point[]} [0]B ... [15]B, empty until curve() */
+let BASE_MULTIPLES = [];
+
+/** Derive d, 2d, sqrt(-1) and B's multiples, once (every path to the curve passes decodePoint). */
+function curve() {
+  if (BASE_MULTIPLES.length !== 0) return;
+  D = mod(-121665n * invert(121666n));
+  D2 = mod(2n * D);
+  SQRT_M1 = power(2n, (P - 1n) / 4n);
+  // B (RFC 8032 §5.1): y = 4/5, x positive (even).
+  const baseY = mod(4n * invert(5n));
+  const baseX = /** @type {bigint} */ (recoverX(baseY, 0));
+  BASE_MULTIPLES = multiples([baseX, baseY, 1n, mod(baseX * baseY)]);
+}
 
 /**
  * [a]B + [b]q, both scalars below 2^256, in one pass of 4-bit windows that share their
