@@ -442,14 +442,38 @@ export class BloomFilter {
     return this.#identity;
   }
 
-  /** Add every item of an iterable, in batches (one wasm call per chunk). */
-  addAll(items) {
+  /**
+   * Add every item of an iterable, in batches (one wasm call per chunk). A
+   * filter with valueBits r > 0 needs `values`: an array or Uint8Array with
+   * one value per item (values[i] for item i, each 0..2^r - 1), all checked
+   * before anything is added.
+   */
+  addAll(items, values) {
     this.#handle.ptrOrThrow();
     const bits = this.#valueBits();
-    if (bits > 0) {
-      throw new BloomgateError('E_ARG', `addAll(): this ${this.kind} filter stores a ${bits}-bit value with each key: add each with add(item, value)`);
+    if (values === undefined) {
+      if (bits > 0) {
+        throw new BloomgateError('E_ARG', `addAll(): this ${this.kind} filter stores a ${bits}-bit value with each key: pass them as addAll(items, values)`);
+      }
+      wasm.filterAddAll(this.#handle, items);
+      return;
     }
-    wasm.filterAddAll(this.#handle, items);
+    if (!Array.isArray(values) && !(values instanceof Uint8Array)) {
+      throw new BloomgateError('E_ARG', `addAll(): values must be an array or a Uint8Array, got ${describe(values)}`);
+    }
+    wasm.filterAddAllValues(this.#handle, items, (count) => {
+      if (values.length !== count) {
+        throw new BloomgateError('E_ARG', `addAll(): ${count} items need ${count} values, got ${values.length}`);
+      }
+      const limit = 2 ** bits;
+      for (let i = 0; i < count; i++) {
+        const value = values[i];
+        if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value >= limit) {
+          throw new BloomgateError('E_RANGE', `addAll(): values[${i}] must be an integer from 0 to ${limit - 1} (valueBits ${bits}), got ${String(value)}`);
+        }
+      }
+      return values instanceof Uint8Array ? values : Uint8Array.from(values);
+    });
   }
 
   /** false: definitely not added. true: maybe added. */

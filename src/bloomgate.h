@@ -767,6 +767,17 @@ bg_status bg_filter_remove_key(bg_filter *filter, const void *key, size_t len);
  */
 bg_status bg_filter_add_many(bg_filter *filter, const uint8_t *items, const uint32_t *offsets, size_t count);
 /**
+ * @brief bg_filter_add_many with a value for each item (see bg_filter_add_value).
+ * @param filter, items, offsets, count as for bg_filter_add_many.
+ * @param values count values, values[i] for item i, each below 2^r; NULL means
+ *        none (exactly bg_filter_add_many), allowed only when r = 0.
+ * @return the statuses of bg_filter_add_many; BG_E_ARG (values NULL with r > 0);
+ *         BG_E_RANGE (a value of 2^r or more). The items before the failing one
+ *         stay added (and counted).
+ */
+bg_status bg_filter_add_many_values(bg_filter *filter, const uint8_t *items, const uint32_t *offsets,
+                                    const uint8_t *values, size_t count);
+/**
  * @brief Ask for a batch of items (see bg_filter_add_many for items and offsets).
  * @param filter the filter; not NULL.
  * @param items the items' bytes, back to back; NULL only when count is 0.

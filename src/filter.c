@@ -248,7 +248,8 @@ static bg_status hash_group(const bg_filter *f, const uint8_t *items, const uint
   return BG_OK;
 }
 
-bg_status bg_filter_add_many(bg_filter *f, const uint8_t *items, const uint32_t *offsets, size_t count) {
+bg_status bg_filter_add_many_values(bg_filter *f, const uint8_t *items, const uint32_t *offsets,
+                                    const uint8_t *values, size_t count) {
   BG_RETURN_IF(!f || (count && (!items || !offsets)), BG_E_ARG);
   bg_hash_pair group[BG_BATCH_GROUP];
   for (size_t i = 0; i < count; i += BG_BATCH_GROUP) {
@@ -256,12 +257,16 @@ bg_status bg_filter_add_many(bg_filter *f, const uint8_t *items, const uint32_t 
     bg_status rc = hash_group(f, items, offsets, i, n, group);
     if (rc != BG_OK) return rc;
     for (size_t j = 0; j < n; j++) {
-      rc = f->ops->add(f->state, group[j]);
+      rc = values ? add_hash_value(f, group[j], values[i + j]) : f->ops->add(f->state, group[j]);
       if (rc != BG_OK) return rc;
       f->count++;
     }
   }
   return BG_OK;
+}
+
+bg_status bg_filter_add_many(bg_filter *f, const uint8_t *items, const uint32_t *offsets, size_t count) {
+  return bg_filter_add_many_values(f, items, offsets, NULL, count);
 }
 
 bg_status bg_filter_contains_many(const bg_filter *f, const uint8_t *items, const uint32_t *offsets,

@@ -185,6 +185,7 @@ export const EXPORTS = Object.freeze([
   'bg_filter_remove',
   'bg_filter_remove_key',
   'bg_filter_add_many',
+  'bg_filter_add_many_values',
   'bg_filter_contains_many',
   'bg_filter_match_url',
   'bg_filter_seal',

@@ -27,5 +27,5 @@ export {
   filterMetadataText, filterRemove, filterRemoveKey, filterSeal, filterSerialize, filterSetIdentity,
   filterSerializeTo, filterSetMetadata, filterToClassic, hashWords, urlCanonicalize, urlExpressions,
 } from './calls.js';
-export { filterAddH1Values, filterAddKeyValue, filterAddValue, filterValue, filterValueKey } from './values.js';
+export { filterAddAllValues, filterAddH1Values, filterAddKeyValue, filterAddValue, filterValue, filterValueKey } from './values.js';
 export { applyDelta, deltaInfo, encodeDelta } from './deltas.js';

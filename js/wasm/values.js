@@ -5,7 +5,9 @@
  * build's h1 records with their values.
  */
 import { ex, HEAPU32, HEAPU8, MISC_SIZE_T, check, miscPtr, statusError } from './module.js';
-import { BATCH_PACKED_BYTES, arena, arenaReserve, arenaShrink, keyPtr, releaseKey, scratchPtr, stageBytesOnly, stageKey } from './staging.js';
+import {
+  BATCH_PACKED_BYTES, arena, arenaReserve, arenaShrink, keyPtr, packedKeys, releaseKey, runBatch, scratchPtr, stageBytesOnly, stageKey,
+} from './staging.js';
 
 /** Insert one item with its value (filters with values: fuse4). */
 export function filterAddValue(filter, item, value) {
@@ -67,4 +69,27 @@ export function filterAddH1Values(filter, bytes, values) {
     check(ex.bg_filter_add_h1_values(filter, arena.items, arena.items + 8 * n, n));
   }
   arenaShrink();
+}
+
+/**
+ * filterAddAll with a value per item (bg_filter_add_many_values). An iterable
+ * that is not an array is read into one first; `prepare(count)` gets the
+ * number of items and returns their values as a Uint8Array, checked, before
+ * anything is added. Each chunk's values ride in the arena's results bytes.
+ * @param {{ ptrOrThrow(): number }} handle
+ * @param {(count: number) => Uint8Array} prepare
+ */
+export function filterAddAllValues(handle, items, prepare) {
+  const packed = packedKeys(items, 'items');
+  if (packed === null && !Array.isArray(items)) {
+    if (items === null || typeof items !== 'object' || typeof items[Symbol.iterator] !== 'function') {
+      throw new TypeError('items must be an iterable of strings or Uint8Arrays, or packed keys { bytes, offsets }');
+    }
+    items = Array.from(items);
+  }
+  const values = prepare(packed !== null ? packed.count : items.length);
+  runBatch(handle, items, 'items', (filter, count, indexBase) => {
+    HEAPU8.set(values.subarray(indexBase, indexBase + count), arena.results);
+    check(ex.bg_filter_add_many_values(filter, arena.items, arena.offsets, arena.results, count));
+  }, packed);
 }
