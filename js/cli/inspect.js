@@ -59,6 +59,8 @@ export function describe(path, bytes, result) {
     ...valuesOf(result.stats, metadata),
     stats,
     ...(result.stats && FUSE_KIND_NAMES.has(header.kind) && { shards: fuseShards(header, bytes) }),
+    // Seeds a static kind with retries (fuse4) tried before it built: more than 1 says the build retried.
+    ...(result.stats && header.kind === 'fuse4' && { buildAttempts: fuse4Attempts(header, bytes) }),
     warnings: header && stats ? warnings(header, stats, Boolean(result.stats.overFilled)) : [],
   };
 }
@@ -78,6 +80,23 @@ function valuesOf(stats, metadata) {
 /** A valid fuse file's shard count: 2^shard_bits, payload byte 1 (docs/kinds/fuse.md). */
 function fuseShards(header, bytes) {
   return 2 ** bytes[header.payloadOffset + 1];
+}
+
+/**
+ * A valid fuse4 file's build attempts (docs/FORMAT.md, kind 8: u32 at byte 32 of an unsharded
+ * payload): the most any shard took, so a retry anywhere shows; 0 for an empty filter.
+ */
+function fuse4Attempts(header, bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const base = header.payloadOffset;
+  const shardBits = bytes[base + 1];
+  if (shardBits === 0) return view.getUint32(base + 32, true);
+  let most = 0;
+  for (let i = 0; i < 2 ** shardBits; i++) {
+    const shard = base + Number(view.getBigUint64(base + 40 + 8 * i, true));
+    most = Math.max(most, view.getUint32(shard + 32, true));
+  }
+  return most;
 }
 
 /** The list's threshold as BloomFilter#minCount reads it: metadata `minCount`, 1 when whole. */
@@ -197,6 +216,10 @@ function formatText(report, byteLength) {
       ['file length', `${countText(h.fileLength)} bytes`],
     );
     if (report.shards !== undefined) rows.push(['shards', report.shards === 1 ? '1 (unsharded)' : `${formatCount(report.shards)} (a sharded fuse payload)`]);
+    if (report.buildAttempts !== undefined) {
+      const retried = `${formatCount(report.buildAttempts)} (seeds tried${report.shards > 1 ? ' by the slowest shard' : ''}: the build retried with new seeds, bounded, and never fails)`;
+      rows.push(['build attempts', report.buildAttempts <= 1 ? `${report.buildAttempts} (${report.buildAttempts === 1 ? 'built with its first seed' : 'empty: nothing to build'})` : retried]);
+    }
   }
   rows.push(['checksum', h ? `${report.checksum} (${h.checksum})` : report.checksum]);
   const s = report.stats;

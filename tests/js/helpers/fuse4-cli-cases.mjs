@@ -110,6 +110,7 @@ export function defineFuse4CliTests({ wide }) {
       assert.equal(inspected.ok, true, input);
       assert.equal(inspected.header.kind, 'fuse4');
       assert.equal(inspected.shards, 4);
+      assert.ok(Number.isInteger(inspected.buildAttempts) && inspected.buildAttempts >= 1, `build attempts reported: ${inspected.buildAttempts}`);
     }
     assert.deepEqual(leftovers(), []);
   });
