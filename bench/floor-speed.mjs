@@ -10,7 +10,7 @@
 //           fuse4 at p = 0.001. Target: fuse4 <= 1.2 x fuse8's time.
 //   build   create + add --build-n (10^7) keys + seal + serialize of fuse4 (and fuse8 for
 //           reference), the wasm build (a Node child process: packed keys through addAll, 4,096
-//           a call) against the native build of the same kind (bench/floor_build.c: the same
+//           a call, with values addAll(keys, values)) against the native build of the same kind (bench/floor_build.c: the same
 //           keys through bg_filter_add_many), each in its own process, rounds interleaved; the
 //           two files must be byte-identical. Target: wasm >= 0.5 x native speed.
 //
@@ -45,11 +45,11 @@ if (process.argv[2] === '--wasm-build-child') {
     const end = Math.min(n, i + 4096);
     batches.push({ bytes: bytes.subarray(offsets[i], offsets[end]), offsets: offsets.slice(i, end + 1).map((x) => x - offsets[i]) });
   }
-  const strings = valueBits > 0 ? makeKeys(0, n).strings : null;
+  const values = valueBits > 0 ? Uint8Array.from({ length: n }, (_, i) => valueAt(i, valueBits)) : null;
   await BloomFilter.create({ capacity: 1, errorRate: 0.5 }).then((f) => f.free()); // instantiate the module outside the clock
   const start = performance.now();
   const filter = await BloomFilter.create({ capacity: n, errorRate, kind, ...(valueBits > 0 && { valueBits }) });
-  if (strings) for (let i = 0; i < n; i++) filter.add(strings[i], valueAt(i, valueBits));
+  if (values) batches.forEach((batch, b) => filter.addAll(batch, values.subarray(4096 * b, 4096 * b + batch.offsets.length - 1)));
   else for (const batch of batches) filter.addAll(batch);
   const added = performance.now();
   const file = filter.serialize(); // seals first

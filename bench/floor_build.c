@@ -4,9 +4,9 @@
  *
  * Keys: member i (0 <= i < n) is "https://example.com/posts/%07u.html", exactly as
  * bench/keys.mjs makes it; with --value-bits R member i's value is value_of(i) below, as
- * bench/floor-speed.mjs gives it. Keys go in 4,096 at a time (bg_filter_add_many), the way
- * BloomFilter#addAll gives packed keys to the wasm build; with values one bg_filter_add_value
- * a key (the JS add(item, value)).
+ * bench/floor-speed.mjs gives it. Keys go in 4,096 at a time (bg_filter_add_many, with values
+ * bg_filter_add_many_values), the way BloomFilter#addAll(keys[, values]) gives packed keys to
+ * the wasm build.
  *
  * usage: floor_build --kind NAME --n N --error-rate P [--value-bits R] [--seed S] [--out FILE]
  * Prints one JSON object: n, bytes, seconds of the add and seal phases, and the file's
@@ -89,20 +89,17 @@ int main(int argc, char **argv) {
   }
   uint32_t offsets[BATCH + 1];
   for (uint32_t i = 0; i <= BATCH; i++) offsets[i] = (uint32_t)(i * key_bytes);
+  uint8_t *values = value_bits > 0 ? xmalloc(n) : NULL;
+  for (uint64_t i = 0; values && i < n; i++) values[i] = (uint8_t)value_of((uint32_t)i, value_bits);
 
   double t0 = now_s();
   bg_filter *filter = NULL;
   bg_status rc = bg_filter_create_with_values(kind, n, error_rate, seed, BG_KEY_UTF8, value_bits, &filter);
   if (rc != BG_OK) die("bg_filter_create_with_values", rc);
-  if (value_bits > 0) {
-    for (uint64_t i = 0; i < n; i++)
-      if ((rc = bg_filter_add_value(filter, keys + i * key_bytes, key_bytes, value_of((uint32_t)i, value_bits))) != BG_OK)
-        die("bg_filter_add_value", rc);
-  } else {
-    for (uint64_t i = 0; i < n; i += BATCH) {
-      size_t count = n - i < BATCH ? (size_t)(n - i) : BATCH;
-      if ((rc = bg_filter_add_many(filter, keys + i * key_bytes, offsets, count)) != BG_OK) die("bg_filter_add_many", rc);
-    }
+  for (uint64_t i = 0; i < n; i += BATCH) {
+    size_t count = n - i < BATCH ? (size_t)(n - i) : BATCH;
+    if ((rc = bg_filter_add_many_values(filter, keys + i * key_bytes, offsets, values ? values + i : NULL, count)) != BG_OK)
+      die("bg_filter_add_many_values", rc);
   }
   double t1 = now_s();
   if ((rc = bg_filter_seal(filter)) != BG_OK) die("bg_filter_seal", rc);
@@ -127,6 +124,7 @@ int main(int argc, char **argv) {
   printf("\"}\n");
   free(file);
   free(keys);
+  free(values);
   bg_filter_free(filter);
   return 0;
 }

@@ -202,7 +202,7 @@ export async function run(argv) {
     if (options.shard !== null) filter = await FusePart.create({ create, metadata, shard: options.shard, seed: options.seed });
     else if (isSharded(options, capacity)) {
       filter = await ShardedFuse.create({ create, metadata, shards: options.shards ?? defaultShards(capacity), jobs: options.jobs, output: options.output, seed: options.seed });
-    } else if (options.format === 'hibp' && options.buckets === undefined) {
+    } else if (options.format === 'hibp') {
       // hibp keys are the decoded SHA-1 digests, stored as they are, 4,096 a
       // call (digest-keys.js): 2.5-3x faster a key than one addKey() call each
       // (4M random keys here: classic 160-200 -> 65 ns, fuse 105 -> 36 ns).
@@ -230,7 +230,15 @@ export async function run(argv) {
         target.addKey(key, bucketOf(buckets, count));
         store?.add(key, count);
       };
-      reader = new RecordReader(options.format, { ...options, onKey, onKeys: null });
+      // Batched as without buckets (keyBatches), each key's bucket beside it: one addAll(keys, values) per batch.
+      let values = new Uint8Array(0);
+      const onKeys = (keys, counts, n) => {
+        if (values.length < n) values = new Uint8Array(n);
+        for (let i = 0; i < n; i++) values[i] = bucketOf(buckets, counts[i]);
+        target.addKeys(keys, n, values);
+        store?.addKeys(keys, counts, n);
+      };
+      reader = new RecordReader(options.format, { ...options, onKey, onKeys: typeof target.addKeys === 'function' ? onKeys : null });
     } else if (options.labels !== null) {
       // Values per key: each URL's value is its threat label's index; a labelled store keeps it as the count.
       const onKey = (key, value) => {

@@ -42,18 +42,24 @@ export class DigestKeyFilter {
     this.#offsets = new Uint32Array(0);
   }
 
-  /** Add n keys of keyBytes bytes each, packed back to back in bytes. */
-  addKeys(bytes, n) {
+  /**
+   * Add n keys of keyBytes bytes each, packed back to back in bytes (with values: values[i] for key i).
+   * @param {Uint8Array} bytes
+   * @param {number} n
+   * @param {Uint8Array} [values]
+   */
+  addKeys(bytes, n, values) {
     if (this.#offsets.length < n + 1) {
       const offsets = new Uint32Array(n + 1);
       for (let i = 0; i <= n; i++) offsets[i] = i * this.#keyBytes;
       this.#offsets = offsets;
     }
-    this.#filter.addAll({ bytes: bytes.subarray(0, n * this.#keyBytes), offsets: this.#offsets.subarray(0, n + 1) });
+    this.#filter.addAll({ bytes: bytes.subarray(0, n * this.#keyBytes), offsets: this.#offsets.subarray(0, n + 1) }, values?.subarray(0, n));
   }
 
-  addKey(key) {
-    this.#filter.addKey(key);
+  /** @param {number} [value] */
+  addKey(key, value) {
+    this.#filter.addKey(key, value);
   }
 
   setMetadata(value) {

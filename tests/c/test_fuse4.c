@@ -590,12 +590,71 @@ static int write_corpus(const char *dir) {
   return ok;
 }
 
+/* bg_filter_add_many_values: the file of adding one by one (several batch groups); refusals as documented. */
+static void test_add_many_values(void) {
+  enum { N = 1000 };
+  static uint8_t items[N * 16];
+  static uint32_t offsets[N + 1];
+  static uint8_t values[N];
+  for (long i = 0; i < N; i++) {
+    offsets[i + 1] = offsets[i] + (uint32_t)key_name((char *)items + offsets[i], 16, "many-", i);
+    values[i] = (uint8_t)value_of(i, 6);
+  }
+  bg_filter *one = build(0.001, 6, "many-", N, 7, 0), *many = NULL;
+  CHECK_STATUS(bg_filter_create_with_values(BG_KIND_FUSE4, N, 0.001, 7, BG_KEY_UTF8, 6, &many), BG_OK);
+  CHECK(one && many);
+  if (!one || !many) {
+    bg_filter_free(one);
+    bg_filter_free(many);
+    return;
+  }
+  CHECK_STATUS(bg_filter_add_many_values(many, items, offsets, NULL, N), BG_E_ARG); /* r > 0 needs values */
+  CHECK_STATUS(bg_filter_add_many_values(many, items, offsets, values, 0), BG_OK);
+  CHECK_STATUS(bg_filter_add_many_values(many, NULL, offsets, values, 1), BG_E_ARG);
+  bg_info info;
+  bg_filter_info(many, &info);
+  CHECK_EQ_U64(info.count, 0);
+  CHECK_STATUS(bg_filter_add_many_values(many, items, offsets, values, N), BG_OK);
+  bg_filter_info(many, &info);
+  CHECK_EQ_U64(info.count, N);
+  CHECK_STATUS(bg_filter_seal(many), BG_OK);
+  CHECK(same_file(one, many));
+  CHECK(wrong_members(many, 6, "many-", N) == 0);
+  bg_filter_free(many);
+  many = NULL;
+  /* A value of 2^r stops the batch there: the items before it stay added and counted. */
+  CHECK_STATUS(bg_filter_create_with_values(BG_KIND_FUSE4, N, 0.001, 7, BG_KEY_UTF8, 6, &many), BG_OK);
+  if (many) {
+    values[300] = 64;
+    CHECK_STATUS(bg_filter_add_many_values(many, items, offsets, values, N), BG_E_RANGE);
+    bg_filter_info(many, &info);
+    CHECK_EQ_U64(info.count, 300);
+    values[300] = (uint8_t)value_of(300, 6);
+  }
+  bg_filter_free(many);
+  /* Kinds without values take all-zero values (as bg_filter_add_value(.., 0)), and refuse any other. */
+  bg_filter *plain = NULL, *classic = NULL;
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, N, 0.01, 7, BG_KEY_UTF8, &plain), BG_OK);
+  CHECK_STATUS(bg_filter_create(BG_KIND_CLASSIC, N, 0.01, 7, BG_KEY_UTF8, &classic), BG_OK);
+  if (plain && classic) {
+    static const uint8_t zeros[N];
+    CHECK_STATUS(bg_filter_add_many(plain, items, offsets, N), BG_OK);
+    CHECK_STATUS(bg_filter_add_many_values(classic, items, offsets, zeros, N), BG_OK);
+    CHECK(same_file(plain, classic));
+    CHECK_STATUS(bg_filter_add_many_values(classic, items, offsets, values + 1, 1), BG_E_RANGE);
+  }
+  bg_filter_free(plain);
+  bg_filter_free(classic);
+  bg_filter_free(one);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--write-corpus") == 0) return write_corpus(argv[2]) ? 0 : 1;
   test_every_width();
   test_determinism_and_round_trip();
   test_no_values();
   test_refusals();
+  test_add_many_values();
   test_duplicates();
   test_tiny();
   test_size();
