@@ -291,7 +291,7 @@ function report(config, query, build) {
       const verdict = label.startsWith('fuse4') ? (median(ratios) >= 0.5 ? 'met' : '**FAIL**') : 'reference';
       out.push(`| ${label} | median | | | **${f2(median(ratios))}** (best ${f2(Math.max(...ratios))}) | target ≥ 0.5: ${verdict} | |`);
     }
-    out.push('', 'Each build runs in its own process (keys packed before the clock starts; the wasm module instantiated before it). Native keys go in through `bg_filter_add_many` 4,096 a call, wasm keys through `addAll` of packed keys 4,096 a call; with value bits one `add(item, value)` (wasm) / `bg_filter_add_value` (native) a key. "Seal" includes serializing the file.', '');
+    out.push('', 'Each build runs in its own process (keys packed before the clock starts; the wasm module instantiated before it). Native keys go in through `bg_filter_add_many` 4,096 a call, wasm keys through `addAll` of packed keys 4,096 a call; with value bits `addAll(keys, values)` (wasm) / `bg_filter_add_many_values` (native), 4,096 a call likewise. "Seal" includes serializing the file.', '');
   }
   out.push(`Load average at the end: ${load()}.`, '');
   return out.join('\n');
