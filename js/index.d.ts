@@ -192,7 +192,7 @@ export class BloomFilter {
    * item i, 0..2^r - 1): E_ARG when they are missing or their count differs,
    * E_RANGE for a value out of range, both before any item is added.
    */
-  addAll(items: Iterable<Item> | PackedKeys, values?: ArrayLike<number> & (number[] | Uint8Array)): void;
+  addAll(items: Iterable<Item> | PackedKeys, values?: readonly number[] | Uint8Array): void;
   /** false: definitely never added. true: maybe added (confirm with the source of truth). */
   mightContain(item: Item): boolean;
   /** mightContain for every item (or packed key), with one wasm call per chunk. */
