@@ -686,6 +686,8 @@ function report(options, reader, filter, fileBytes, store) {
       `target error rate ${stats.errorRate}, m = ${formatCount(stats.m)} bits, k = ${stats.k}`,
   ];
   if (typeof filter.summary === 'function') lines.push(filter.summary());
+  // A static kind with retries (fuse4) says when its build needed more than the first seed.
+  if (stats.buildAttempts > 1) lines.push(`${stats.kind}: built at attempt ${stats.buildAttempts} (the seeds before it did not solve; retries are bounded and the build does not fail)`);
   const bits = `${options.valueBits} bit${options.valueBits === 1 ? '' : 's'} per key`;
   if (options.buckets !== undefined) lines.push(`values: ${bits}, seen at least ${options.buckets.join(' / ')} times`);
   else if (options.labels !== null) lines.push(`values: ${bits}, threat ${options.labels.labels.join(' / ')}`);
