@@ -53,7 +53,7 @@ const root = path.dirname(benchDir);
 const packageVersion = (name) =>
   JSON.parse(fs.readFileSync(path.join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
 
-const KINDS = ['classic', 'blocked', 'fuse', 'counting', 'scalable', 'cuckoo'];
+const KINDS = ['classic', 'blocked', 'fuse', 'fuse4', 'counting', 'scalable', 'cuckoo'];
 const RATES = [0.01, 0.001];
 const BATCH = 1000;
 
