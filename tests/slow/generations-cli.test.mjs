@@ -127,7 +127,7 @@ test('publish refuses an older generation, another list, an unnamed filter and a
 test('--kind smallest picks the kind with the smallest file that meets the rate, and says which', () => {
   writeFileSync(at('twenty.txt'), `${Array.from({ length: 20000 }, (_, i) => `s${i}`).join('\n')}\n`);
   const sizes = {};
-  for (const kind of ['classic', 'cuckoo', 'fuse8', 'fuse16']) {
+  for (const kind of ['classic', 'cuckoo', 'fuse8', 'fuse16', 'fuse4']) {
     for (const rate of ['0.01', '0.001']) {
       const result = runCli(scratch.dir, ['build', 'twenty.txt', '-o', `${kind}-${rate}.bgf`, '--kind', kind, '--error-rate', rate, '-q']);
       if (result.status === 0) sizes[`${kind}-${rate}`] = bytes(`${kind}-${rate}.bgf`).length;
