@@ -629,6 +629,16 @@ function filterSettings(options, capacity, metadata, keyEncoding = KEY_ENCODING[
   };
 }
 
+// The lowest rate a fingerprint kind reaches: 2^-bits of its widest fingerprint.
+const RATE_FLOOR_BITS = { fuse: 8, fuse8: 8, fuse16: 16, fuse4: 32 };
+
+/** When a fingerprint kind was asked below its lowest rate, the limit by name ('' otherwise). */
+function rateLimit(options) {
+  const bits = RATE_FLOOR_BITS[options.kind];
+  if (bits === undefined || !(options.errorRate < 2 ** -bits)) return '';
+  return `; --kind ${options.kind} reaches ${bits === 32 ? 'rates down to' : 'only its natural rate'} 2^-${bits} (${(2 ** -bits).toPrecision(3)})`;
+}
+
 async function createFilter(BloomFilter, options, capacity, metadata, keyEncoding) {
   const { sizeFor } = await import('../filter.js');
   try {
@@ -638,7 +648,7 @@ async function createFilter(BloomFilter, options, capacity, metadata, keyEncodin
     // the format's limits is E_TOO_LARGE, exit 65 as in every command.
     if (error?.code === 'E_RANGE' || error?.code === 'E_TOO_LARGE' || error instanceof RangeError) {
       const code = typeof error.code === 'string' && error.code.startsWith('E_') ? error.code : 'E_RANGE';
-      throw new CliError(`cannot size a filter for capacity ${capacity} at error rate ${options.errorRate}: ${error.message}`, code,
+      throw new CliError(`cannot size a filter for capacity ${capacity} at error rate ${options.errorRate}: ${error.message}${rateLimit(options)}`, code,
         code === 'E_TOO_LARGE' ? EXIT.DATA : EXIT.USAGE);
     }
     if (error?.code === 'E_NOMEM') {

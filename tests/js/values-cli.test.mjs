@@ -368,6 +368,13 @@ describe('bad input: usage errors that name the limit, malformed lines with thei
     [['--format', 'lines', '--buckets', '1,10'], /--buckets applies only to --format hibp/],
     [['--format', 'hibp', '--value-bits', '3'], /--value-bits sets the width of values: it needs --buckets/],
   ];
+  it('a rate below what a fingerprint kind reaches: exit 64 naming its lowest rate', () => {
+    for (const [kind, rate, limit] of [['fuse4', '1e-12', /--kind fuse4 reaches rates down to 2\^-32 \(2\.33e-10\)/], ['fuse8', '0.001', /--kind fuse8 reaches only its natural rate 2\^-8/]]) {
+      const { stderr } = cli(['build', 'pwned.txt', '--format', 'hibp', '--kind', kind, '--error-rate', rate, '-o', 'bad.bgf'], 64);
+      assert.match(stderr, limit, kind);
+    }
+  });
+
   it('--buckets, --value-bits and --kind: exit 64', () => {
     for (const [args, message] of usage) {
       const { stderr } = cli(['build', 'pwned.txt', ...args, '-o', 'bad.bgf'], 64);
