@@ -152,7 +152,7 @@ async function twoGenerations() {
 }
 
 // One base a kind (the C fuzzer's corpus), and g0.bgf: a named list with a delta.
-const KIND_BASES = ['classic.bgf', 'kind_blocked.bgf', 'kind_counting.bgf', 'kind_cuckoo.bgf', 'kind_fuse8.bgf', 'kind_fuse16.bgf', 'kind_fuse8_sharded.bgf', 'kind_scalable.bgf', 'url_keys.bgf'];
+const KIND_BASES = ['classic.bgf', 'kind_blocked.bgf', 'kind_counting.bgf', 'kind_cuckoo.bgf', 'kind_fuse8.bgf', 'kind_fuse16.bgf', 'kind_fuse8_sharded.bgf', 'kind_fuse4.bgf', 'kind_fuse4_values.bgf', 'kind_fuse4_sharded.bgf', 'kind_scalable.bgf', 'url_keys.bgf'];
 const WRITER_BASES = SCALE >= 4 ? KIND_BASES : ['classic.bgf', 'kind_counting.bgf', 'kind_fuse8_sharded.bgf'];
 
 /**
@@ -190,6 +190,8 @@ test('inspect and query meet every mutated filter file with a coded error, never
     ...byteMutations('g0.bgf', g0, r, 20 * SCALE),
     // (its header is g0's header logic; its payload is the sharded layout's)
     ...byteMutations('kind_fuse8_sharded.bgf', readFileSync(join(CORPUS, 'kind_fuse8_sharded.bgf')), r, 20 * SCALE, { header: false }),
+    ...byteMutations('kind_fuse4_values.bgf', readFileSync(join(CORPUS, 'kind_fuse4_values.bgf')), r, 20 * SCALE, { header: false }),
+    ...byteMutations('kind_fuse4_sharded.bgf', readFileSync(join(CORPUS, 'kind_fuse4_sharded.bgf')), r, 20 * SCALE, { header: false }),
     ...corpusFilters(), // the corpus as it is: valid files of every kind, and its broken ones
   ];
   const codes = runAll(cases, readers);
