@@ -44,6 +44,7 @@ import { after, before, describe, it } from 'node:test';
 import { BloomFilter } from '../../js/index.js';
 import { ADDED, LISTED, LIST, buildKit, listedUrl } from '../js/helpers/mirror.mjs';
 import { ENGINES, launchEngine, skipUnless } from './engines/index.mjs';
+import { chosenEngines } from './helpers/each-engine.mjs';
 import { listedHosts, startExampleSite } from './helpers/example-site.mjs';
 import { root } from './helpers/packed.mjs';
 import { listenLocal } from './helpers/listen.mjs';
@@ -53,7 +54,7 @@ const WORDS = Array.from({ length: 300 }, (_, i) => `word-${i}`);
 const PROBES = Array.from({ length: 2000 }, (_, i) => `probe-${i * 7919}`);
 const CREATE = { capacity: 1000, errorRate: 0.001, seed: 7, listId: 'e0e1e2e3'.repeat(4), generation: 1 };
 const TYPES = { '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.wasm': 'application/wasm' };
-const chosen = (process.env.BG_ENGINES ?? ENGINES.join(',')).split(',').map((name) => name.trim()).filter(Boolean);
+const chosen = chosenEngines();
 
 const sha256Hex = (bytes) => createHash('sha256').update(bytes).digest('hex');
 const sri = (bytes) => `sha256-${createHash('sha256').update(bytes).digest('base64')}`;
