@@ -1,0 +1,121 @@
+#!/usr/bin/env node
+// node bench/single-parts.mjs [--engines chromium,firefox,webkit] [--rounds N] [--min-ms MS] [--keys N] [--only a,b]
+//
+// Where one add(string) / mightContain(string) spends its time, per engine:
+// the public calls against the npm `bloomfilter` package, and the parts alone
+// (the wrapper in js/filter.js, calls.js, stageKey's charCodeAt loop, an
+// export that returns at once, the wasm call on keys already in memory, with
+// and without the item-key step, the hash alone). 38-character ASCII keys in a
+// 1M-key, 1 % classic filter, as in bench:browser. ns per key, median of rounds.
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { ENGINES, engineMissing, launchEngine } from '../tests/browser/engines/index.mjs';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const args = process.argv.slice(2);
+const opt = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i < 0 ? fallback : args[i + 1];
+};
+const engines = opt('--engines', ENGINES.join(',')).split(',');
+const rounds = Number(opt('--rounds', 5));
+const only = opt('--only', '');
+const keys = Number(opt('--keys', 200000));
+const minMs = Number(opt('--min-ms', 100));
+
+const PAGE = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
+<script type="module">
+import { BloomFilter } from '/js/index.js';
+import * as module from '/js/wasm/module.js';
+import * as calls from '/js/wasm/calls.js';
+import * as staging from '/js/wasm/staging.js';
+import { makeKeys } from '/bench/browser-cases.mjs';
+import { KINDS } from '/js/wasm/contract.js';
+import { parts } from '/bench/single-parts-page.mjs';
+import { BloomFilter as Bloomfilter } from '/node_modules/bloomfilter/bloomfilter.js';
+window.runParts = async (config) => setup(config);
+async function setup(config) {
+  const filter = await BloomFilter.create({ capacity: 1000000, errorRate: 0.01 });
+  const fresh = await BloomFilter.create({ capacity: 1000000, errorRate: 0.01 });
+  const { m, k } = filter.stats();
+  const bf = new Bloomfilter(Math.ceil(m / 32) * 32, k);
+  const bfFresh = new Bloomfilter(Math.ceil(m / 32) * 32, k);
+  const mem = makeKeys(0, config.keys);
+  const non = makeKeys(5000000, config.keys);
+  filter.addAll(mem.strings);
+  for (const s of mem.strings) bf.add(s);
+  const len = 38;
+  const ex = module.ex;
+  const packedBase = module.mallocOrThrow(mem.bytes.length);
+  const packedNon = module.mallocOrThrow(non.bytes.length);
+  module.HEAPU8.set(mem.bytes, packedBase);
+  module.HEAPU8.set(non.bytes, packedNon);
+  const misc = module.mallocOrThrow(16);
+  // Raw handles for the wasm-level cases: the same size and keys as the BloomFilter's.
+  const rawPtr = calls.filterCreate(KINDS.find((x) => x.name === 'classic').id, 1000000, 0.01, 0, 0, 0);
+  const rawFresh = calls.filterCreate(KINDS.find((x) => x.name === 'classic').id, 1000000, 0.01, 0, 0, 0);
+  for (let i = 0; i < config.keys; i++) module.ex.bg_filter_add(rawPtr, packedBase + i * len, len);
+  const callsPlus = Object.assign(Object.create(null), calls, { __ptr: rawPtr, __freshPtr: rawFresh });
+  let { cases, sink } = parts({ filter, fresh, bf, bfFresh, ex: module.ex, staging, calls: callsPlus, members: mem.strings, probes: non.strings, packedBase, packedNon, len, misc });
+  if (config.only) cases = Object.fromEntries(config.only.split(',').map((name) => [name, cases[name]]));
+  const results = {};
+  for (const name of Object.keys(cases)) results[name] = [];
+  for (let r = 0; r < config.rounds; r++) {
+    const names = Object.keys(cases);
+    const order = names.slice(r % names.length).concat(names.slice(0, r % names.length));
+    for (const name of order) {
+      let elapsed = 0, ops = 0;
+      do {
+        const t = performance.now();
+        ops += cases[name]();
+        elapsed += performance.now() - t;
+      } while (elapsed < config.minMs);
+      results[name].push(elapsed * 1e6 / ops);
+    }
+  }
+  return { results, ua: navigator.userAgent, sink: sink.value };
+}
+document.documentElement.dataset.ready = 'yes';
+</script></head><body></body></html>`;
+
+{
+  const server = createServer((req, res) => {
+    const pathname = new URL(req.url, 'http://x').pathname;
+    let body;
+    if (pathname === '/page.html') body = Buffer.from(PAGE);
+    else if (/^\/(js|wasm|bench|node_modules\/bloomfilter)\/[\w./-]+$/.test(pathname) && !pathname.includes('..')) {
+      try { body = readFileSync(path.join(root, pathname)); } catch { body = undefined; }
+    }
+    if (!body) return res.writeHead(404).end();
+    const type = pathname.endsWith('.wasm') ? 'application/wasm' : pathname.endsWith('.html') ? 'text/html' : 'text/javascript';
+    res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const median = (v) => { const s = [...v].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+  console.log(`# single parts, ${new Date().toISOString()}, ${process.argv.slice(2).join(' ')}; load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; ${rounds} rounds of >= ${minMs} ms; ns per key (median, min)`);
+  for (const name of engines) {
+    if (engineMissing(name)) { console.log(`${name}: missing`); continue; }
+    const engine = await launchEngine(name);
+    try {
+      const page = await engine.newPage();
+      await page.goto(`${origin}/page.html`);
+      await page.waitFor(() => document.documentElement.dataset.ready === 'yes');
+      const { results, ua } = await page.evaluate((config) => window.runParts(config), { rounds, minMs, keys, only });
+      console.log(`\n## ${name} (${engine.version ?? ua}), load ${os.loadavg()[0].toFixed(2)}`);
+      const ref = { 'bg.member': 'bf.member', 'bg.nonmember': 'bf.nonmember', 'bg.add': 'bf.add' };
+      for (const [variant, values] of Object.entries(results)) {
+        const peer = results[ref[variant]];
+        const ratio = peer ? '  ÷ bloomfilter ' + median(values.map((v, r) => v / peer[r])).toFixed(2) + '×' : '';
+        console.log(`${variant.padEnd(30)} ${median(values).toFixed(1).padStart(8)} ${Math.min(...values).toFixed(1).padStart(8)}${ratio}`);
+      }
+    } finally {
+      await engine.close();
+    }
+  }
+  server.close();
+}
