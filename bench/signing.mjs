@@ -22,11 +22,11 @@
  * Options: --rounds N (default 15), --keys N (default 1000000), --no-browser.
  * Writes bench/results/signing.md.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, extname, join, resolve, sep } from 'node:path';
+import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -34,12 +34,12 @@ import { openFilter } from '../js/index.js';
 import { parseManifest } from '../js/update/manifest.js';
 import { judgeManifest } from '../js/update/trust.js';
 import { keySetFromOptions } from '../js/signature.js';
+import { engineMissing, launchEngine } from '../tests/browser/engines/index.mjs';
+import { startLibraryServer } from '../tests/browser/helpers/each-engine.mjs';
 import { buildGenerations } from './fresh-site.mjs';
 import { median } from './timing.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..');
-const CHROMIUM = process.env.BG_CHROMIUM ?? '/usr/bin/chromium';
 const { values } = parseArgs({ options: { rounds: { type: 'string' }, keys: { type: 'string' }, 'no-browser': { type: 'boolean' } } });
 const ROUNDS = Number(values.rounds ?? 15);
 const KEYS = Number(values.keys ?? 1_000_000);
@@ -57,25 +57,16 @@ async function cli(cwd, args) {
   }
 }
 
-/** A static host for `dir`, with CORS; the page's origin also serves js/ and wasm/ and the bench page. */
-function serve(dir, page) {
-  const types = { '.js': 'text/javascript; charset=utf-8', '.wasm': 'application/wasm', '.json': 'application/json' };
+/** A static host for `dir`, with CORS (the bench page's origin, tests/browser/helpers/each-engine.mjs, is another). */
+function serve(dir) {
+  const types = { '.json': 'application/json' };
   const server = createServer((req, res) => {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'If-None-Match', 'cache-control': 'no-store' };
-    if (page && path === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(page);
-    let file = null;
-    for (const mount of ['js', 'wasm']) {
-      if (page && path.startsWith(`/bloomgate/${mount}/`)) {
-        const base = resolve(root, mount);
-        const candidate = resolve(base, `.${path.slice(`/bloomgate/${mount}`.length)}`);
-        if (candidate.startsWith(base + sep)) file = candidate;
-      }
-    }
-    if (!page) file = resolve(dir, `.${path}`);
+    const file = resolve(dir, `.${path}`);
     try {
-      const body = readFileSync(/** @type {string} */ (file));
-      return res.writeHead(200, { ...cors, 'content-type': types[extname(String(file))] ?? 'application/octet-stream' }).end(body);
+      const body = readFileSync(file);
+      return res.writeHead(200, { ...cors, 'content-type': types[extname(file)] ?? 'application/octet-stream' }).end(body);
     } catch {
       return res.writeHead(404, cors).end();
     }
@@ -157,14 +148,13 @@ async function main() {
     results.node.signed = median(nodeRounds.signed);
     results.node.unsigned = median(nodeRounds.unsigned);
 
-    if (!values['no-browser'] && existsSync(CHROMIUM)) {
-      const { launch } = await import('../tests/browser/browser.mjs');
-      const pages = await serve(null, PAGE);
-      const browser = await launch();
+    if (!values['no-browser'] && engineMissing('chromium') === null) {
+      const pages = await startLibraryServer({ '/': PAGE });
+      const browser = await launchEngine('chromium');
       try {
-        const page = await browser.context.newPage();
+        const page = await browser.newPage();
         await page.goto(`${pages.origin}/`);
-        await page.waitForFunction(() => document.documentElement.dataset.ready === 'yes');
+        await page.waitFor(() => document.documentElement.dataset.ready === 'yes');
         log('Chromium: manifest verification ...');
         const verify = await page.evaluate(async ({ text, manifestUrl, pinned }) => {
           const { parseManifest: parse, judgeManifest: judge, keySetFromOptions: keySet } = window.bench;
@@ -204,7 +194,7 @@ async function main() {
         results.chromium = { verifyFirst: verify.first, verify: median(verify.later), signed: median(rounds.signed), unsigned: median(rounds.unsigned) };
       } finally {
         await browser.close();
-        pages.server.close();
+        await pages.close();
       }
     }
     for (const host of Object.values(hosts)) host.server.close();
