@@ -10,6 +10,7 @@ export function variants({ filter, module, arenaMod, staging, calls, KINDS, stri
   const jsWords = new Uint32Array(64 * 1024);
   const jsBytes = new Uint8Array(jsWords.buffer);
   let sink = 0;
+  const falses = new Array(4096).fill(false);
   window.__sink = () => sink;
   // The filter's pointer, for the raw wasm call (the handle's #ptr is private: read it by a query's staging).
   const units = groups[0].reduce((n, s) => n + s.length, 0);
@@ -26,6 +27,15 @@ export function variants({ filter, module, arenaMod, staging, calls, KINDS, stri
     const end = Math.min(strings.length, i + batch);
     packedGroups.push({ bytes: packed.bytes.subarray(first, packed.offsets[end]), offsets: packed.offsets.slice(i, end + 1).map((x) => x - first) });
   }
+  const small = calls.filterCreate(KINDS.find((k) => k.name === 'classic').id, 10000, 0.01, 0, 0, 0);
+  calls.filterAddAll({ ptrOrThrow: () => small }, strings.slice(0, 10000));
+  // Every key staged once in a buffer of its own (not the arena), with absolute offsets: the C paths alone, on fresh keys.
+  const allBytes = packed.offsets[strings.length];
+  const rawItems = ex.malloc(allBytes + 8) >>> 0;
+  const rawOffsets = ex.malloc((strings.length + 1) * 4) >>> 0;
+  const rawResults = ex.malloc(batch) >>> 0;
+  module.HEAPU8.set(packed.bytes.subarray(0, allBytes), rawItems);
+  module.HEAPU32.set(packed.offsets.subarray(0, strings.length + 1), rawOffsets >>> 2);
   return {
     single: () => {
       let n = 0;
@@ -74,6 +84,165 @@ export function variants({ filter, module, arenaMod, staging, calls, KINDS, stri
       heap32[at++] = 0;
       for (let i = 0; i < groups[0].length; i++) { offset += groups[0][i].length; heap32[at++] = offset; }
       for (let k = 0; k < groups.length; k++) sink += ex.bg_filter_contains_many(raw, a.items, a.offsets, groups[0].length, a.results);
+      return strings.length;
+    },
+    rawSingle: () => {
+      // bg_filter_contains on each staged key: the C of one call a key, with no staging
+      const off = packed.offsets;
+      let n = 0;
+      for (let i = 0; i < strings.length; i++) n += ex.bg_filter_contains(raw, rawItems + off[i], off[i + 1] - off[i]);
+      sink += n;
+      return strings.length;
+    },
+    rawMany: () => {
+      // bg_filter_contains_many over the staged keys, batch a call: the C of a batch, with no staging
+      for (let i = 0; i < strings.length; i += batch) {
+        const n = Math.min(batch, strings.length - i);
+        sink += ex.bg_filter_contains_many(raw, rawItems, rawOffsets + 4 * i, n, rawResults);
+      }
+      return strings.length;
+    },
+    rawManySmall: () => {
+      // rawMany on a 10,000-key filter (12 KB, in cache): the hashing and probing without the cache misses
+      for (let i = 0; i < strings.length; i += batch) {
+        const n = Math.min(batch, strings.length - i);
+        sink += ex.bg_filter_contains_many(small, rawItems, rawOffsets + 4 * i, n, rawResults);
+      }
+      return strings.length;
+    },
+    rawManyAnswers: () => {
+      // rawMany and reading the answers into a new array, as filterContainsMany does
+      for (let i = 0; i < strings.length; i += batch) {
+        const n = Math.min(batch, strings.length - i);
+        sink += ex.bg_filter_contains_many(raw, rawItems, rawOffsets + 4 * i, n, rawResults);
+        const heap = module.HEAPU8;
+        const out = new Array(n);
+        for (let j = 0; j < n; j++) out[j] = heap[rawResults + j] !== 0;
+        sink += out[0] ? 1 : 0;
+      }
+      return strings.length;
+    },
+    ...Object.fromEntries(Object.entries({
+      // rawMany with each way of turning the answer bytes into a boolean[]
+      ansNewArray: (heap, r, n) => { const out = new Array(n); for (let j = 0; j < n; j++) out[j] = heap[r + j] !== 0; return out; },
+      ansPush: (heap, r, n) => { const out = []; for (let j = 0; j < n; j++) out.push(heap[r + j] !== 0); return out; },
+      ansFill: (heap, r, n) => { const out = new Array(n).fill(false); for (let j = 0; j < n; j++) if (heap[r + j] !== 0) out[j] = true; return out; },
+      ansFrom: (heap, r, n) => Array.from(heap.subarray(r, r + n), (x) => x !== 0),
+      ansSlice: (heap, r, n) => { const v = heap.slice(r, r + n); const out = new Array(n); for (let j = 0; j < n; j++) out[j] = v[j] !== 0; return out; },
+      ansNone: (heap, r, n) => heap[r + n - 1],
+    }).map(([name, build]) => [name, () => {
+      for (let i = 0; i < strings.length; i += batch) {
+        const n = Math.min(batch, strings.length - i);
+        sink += ex.bg_filter_contains_many(raw, rawItems, rawOffsets + 4 * i, n, rawResults);
+        const out = build(module.HEAPU8, rawResults, n);
+        sink += out[0] ? 1 : 0;
+      }
+      return strings.length;
+    }])),
+    ...Object.fromEntries([50, 100, 250, 500, 1000].map((size) => [`ansSplit${size}`, () => {
+      // the answers of each batch as arrays of `size` (the batch's 8-byte slots: does one array's size cost?)
+      for (let i = 0; i < strings.length; i += batch) {
+        const n = Math.min(batch, strings.length - i);
+        sink += ex.bg_filter_contains_many(raw, rawItems, rawOffsets + 4 * i, n, rawResults);
+        const heap = module.HEAPU8;
+        for (let p = 0; p < n; p += size) {
+          const m = Math.min(size, n - p);
+          const out = new Array(m);
+          for (let j = 0; j < m; j++) out[j] = heap[rawResults + p + j] !== 0;
+          sink += out[0] ? 1 : 0;
+        }
+      }
+      return strings.length;
+    }])),
+    ansReadOnly: () => {
+      // rawMany and a loop reading the answer bytes (no array)
+      for (let i = 0; i < strings.length; i += batch) {
+        const n = Math.min(batch, strings.length - i);
+        sink += ex.bg_filter_contains_many(raw, rawItems, rawOffsets + 4 * i, n, rawResults);
+        const heap = module.HEAPU8;
+        let hits = 0;
+        for (let j = 0; j < n; j++) hits += heap[rawResults + j];
+        sink += hits;
+      }
+      return strings.length;
+    },
+    ansWriteOnly: () => {
+      // rawMany and an array of n booleans not read from wasm memory
+      for (let i = 0; i < strings.length; i += batch) {
+        const n = Math.min(batch, strings.length - i);
+        sink += ex.bg_filter_contains_many(raw, rawItems, rawOffsets + 4 * i, n, rawResults);
+        const out = new Array(n);
+        for (let j = 0; j < n; j++) out[j] = (j & 1) === 0;
+        sink += out[0] ? 1 : 0;
+      }
+      return strings.length;
+    },
+    arrayOnly: () => {
+      // an array of n booleans a batch, no wasm
+      for (let i = 0; i < strings.length; i += batch) {
+        const n = Math.min(batch, strings.length - i);
+        const out = new Array(n);
+        for (let j = 0; j < n; j++) out[j] = (j & 1) === 0;
+        sink += out[0] ? 1 : 0;
+      }
+      return strings.length;
+    },
+    arraySliceTemplate: () => {
+      // arrayOnly, the array a slice of a prebuilt array of false
+      for (let i = 0; i < strings.length; i += batch) {
+        const n = Math.min(batch, strings.length - i);
+        const out = falses.slice(0, n);
+        for (let j = 0; j < n; j++) out[j] = (j & 1) === 0;
+        sink += out[0] ? 1 : 0;
+      }
+      return strings.length;
+    },
+    arrayLiteralPush: () => {
+      // arrayOnly, the array grown by push from []
+      for (let i = 0; i < strings.length; i += batch) {
+        const n = Math.min(batch, strings.length - i);
+        const out = [];
+        for (let j = 0; j < n; j++) out.push((j & 1) === 0);
+        sink += out[0] ? 1 : 0;
+      }
+      return strings.length;
+    },
+    arraySliceOnly: () => {
+      // the slice of arraySliceTemplate alone
+      for (let i = 0; i < strings.length; i += batch) {
+        const n = Math.min(batch, strings.length - i);
+        const out = falses.slice(0, n);
+        sink += out[0] ? 1 : 0;
+      }
+      return strings.length;
+    },
+    arrayReuse: () => {
+      // the stores of arrayOnly into one array kept across batches (no allocation)
+      const out = new Array(batch).fill(false);
+      for (let i = 0; i < strings.length; i += batch) {
+        const n = Math.min(batch, strings.length - i);
+        for (let j = 0; j < n; j++) out[j] = (j & 1) === 0;
+        sink += out[0] ? 1 : 0;
+      }
+      return strings.length;
+    },
+    arrayAllocOnly: () => {
+      // the allocation of arrayOnly alone: new Array(n).fill(false)
+      for (let i = 0; i < strings.length; i += batch) {
+        const n = Math.min(batch, strings.length - i);
+        const out = new Array(n).fill(false);
+        sink += out[0] ? 1 : 0;
+      }
+      return strings.length;
+    },
+    arrayInt: () => {
+      // arrayOnly with 0/1 instead of booleans
+      for (let i = 0; i < strings.length; i += batch) {
+        const n = Math.min(batch, strings.length - i);
+        const out = new Array(n);
+        for (let j = 0; j < n; j++) out[j] = j & 1;
+        sink += out[0] ? 1 : 0;
+      }
       return strings.length;
     },
     joinPathInline: () => {

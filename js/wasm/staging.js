@@ -6,7 +6,9 @@
  * crossing.
  */
 import { ex, HEAPU8, HEAPU32, mallocOrThrow, onAttach, onMemoryGrowth } from './module.js';
-import { BATCH_KEYS, arena, arenaReserve, arenaShrink, getBatchEncoder, isUint8Array, packAsciiWords, packedKeys, runPacked } from './arena.js';
+import {
+  BATCH_KEYS, arena, arenaReserve, arenaShrink, getBatchEncoder, isUint8Array, packAsciiWords, packWordsChunk, packedKeys, runPacked,
+} from './arena.js';
 
 export {
   BATCH_ENCODERS, BATCH_PACKED_BYTES, arena, arenaReserve, arenaShrink, getBatchEncoder, isUint8Array, packedKeys, setBatchEncoder,
@@ -344,7 +346,32 @@ export function runBatch(handle, items, what, onChunk, packed = packedKeys(items
   if (Array.isArray(items)) {
     const total = items.length;
     let start = 0;
+    const words = getBatchEncoder() === 'words';
     while (start < total) {
+      if (words && joinedAsciiLikely) {
+        // Find the chunk's end, check its types and encode it in one pass.
+        const filter = handle.ptrOrThrow();
+        const packedEnd = packWordsChunk(items, start, total, BATCH_UNITS);
+        const stop = packedEnd < 0 ? -packedEnd - 1 : packedEnd;
+        if (stop < total && stop - start < BATCH_KEYS) {
+          // A bad item fails its whole chunk before any of it runs, as on the path below.
+          const next = items[stop];
+          if (typeof next !== 'string' && !isUint8Array(next)) throw itemTypeError(`${what}[${stop}]`);
+        }
+        if (packedEnd > start) {
+          onChunk(filter, packedEnd - start, start);
+          start = packedEnd;
+          continue;
+        }
+        if (packedEnd < 0) {
+          // Not ASCII: this chunk again key by key, and the rest of the batch too.
+          joinedAsciiLikely = false;
+          onChunk(filter, packChunk(items, start, stop, what, start), start);
+          start = stop;
+          continue;
+        }
+        // A non-string first item, or one longer than a chunk: the path below.
+      }
       let end = start;
       let units = 0;
       while (end < total && end - start < BATCH_KEYS) {

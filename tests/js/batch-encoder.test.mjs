@@ -128,5 +128,28 @@ describe('batch encoders', () => {
         expected.free();
       }
     });
+
+    test(`${encoder}: a bad item fails its whole chunk before any of it is added; the chunks before it stay`, async () => {
+      // The 'words' encoder finds a chunk's end in the pass that encodes it and stops at
+      // a non-string: the keys before the bad one in its chunk must not be added either.
+      const first = Array.from({ length: 4096 }, (_, i) => `k${i}`); // 4,096 keys, well inside the unit budget: one chunk
+      const filter = await BloomFilter.create({ capacity: 20_000, errorRate: 0.000001 });
+      setBatchEncoder(encoder);
+      try {
+        assert.throws(() => filter.addAll(['a', 'bc', 42, 'def']), (error) => error instanceof TypeError && /items\[2\]/.test(error.message));
+        assert.deepEqual(filter.mightContainMany(['a', 'bc', 'def']), [false, false, false], 'nothing of the failed chunk added');
+        assert.throws(() => filter.addAll([...first, 'second chunk', null]), (error) => error instanceof TypeError && /items\[4097\]/.test(error.message));
+        assert.ok(filter.mightContainMany(first).every(Boolean), 'the full chunk before the bad item was added');
+        assert.equal(filter.mightContain('second chunk'), false);
+        assert.throws(() => filter.mightContainMany(['x', utf8.encode('y'), {}]), (error) => error instanceof TypeError && /items\[2\]/.test(error.message));
+        // Strings, then bytes, then strings: the encoder's chunks stop at the bytes and resume after them.
+        const mixed = ['s0', utf8.encode('b1'), utf8.encode('b2'), 's3', 'ü4', 's5', utf8.encode('')];
+        filter.addAll(mixed);
+        assert.deepEqual(filter.mightContainMany(['s0', 'b1', 'b2', 's3', 'ü4', 's5', '', 'absent']), [true, true, true, true, true, true, true, false]);
+      } finally {
+        setBatchEncoder(undefined);
+        filter.free();
+      }
+    });
   }
 });
