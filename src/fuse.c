@@ -44,14 +44,11 @@
 #include "kind.h"
 
 #define FUSE_HEADER_BYTES 32u
-#define FUSE_MAX_SEGMENT_LENGTH ((uint32_t)1 << 18)
 #define FUSE_MIN_SEGMENT_LENGTH 4u
 /* Keeps A, and every cell index, below 2^32: 3.8e9 * 1.125 + 3 * 2^18 < 2^32. */
 #define FUSE_MAX_KEYS UINT64_C(3800000000)
 /* Each attempt fails with small probability (well under 1/2 at any n), so this bound is never met in practice. */
 #define FUSE_MAX_ATTEMPTS 100u
-/* A sharded payload has 2^1 .. 2^24 shards (its table alone is then 128 MiB). */
-#define FUSE_MAX_SHARD_BITS 24u
 /* Reserve at most this many hashes up front however large the capacity hint (2^24 * 8 B = 128 MiB). */
 #define FUSE_MAX_RESERVE ((size_t)1 << 24)
 
@@ -65,8 +62,7 @@ typedef struct {
   uint64_t capacity_hint;
 
   /* Built (after seal or load). */
-  uint64_t key_count, fuse_seed;
-  uint32_t segment_length, segment_count, array_length;
+  fuse_fields g;
   uint8_t *cells; /* array_length * width bytes, little-endian; sharded: the whole payload */
   void *owned;    /* cells' allocation, or NULL when they lie in a file buffer */
 
@@ -197,8 +193,7 @@ static void fuse_drop_built(fuse *f) {
   free(f->owned);
   f->owned = NULL;
   f->cells = NULL;
-  f->key_count = f->fuse_seed = 0;
-  f->segment_length = f->segment_count = f->array_length = 0;
+  f->g = (fuse_fields){0};
   f->shard_bits = 0;
   f->payload_length = f->total_cells = 0;
   f->sealed = 0;
@@ -254,12 +249,8 @@ static bg_status fuse_add(void *state, bg_hash_pair hash) {
  * shard's geometry, seed and cells, read from its payload header in place.
  */
 static void fuse_shard_of(const fuse *f, uint64_t h2, fuse *out) {
-  const uint8_t *shard =
-      f->cells + bg__get_u64(f->cells + FUSE_HEADER_BYTES + 8 * (h2 >> (64 - f->shard_bits)));
-  out->segment_length = bg__get_u32(shard + 4);
-  out->segment_count = bg__get_u32(shard + 8);
-  out->array_length = bg__get_u32(shard + 12);
-  out->fuse_seed = bg__get_u64(shard + 24);
+  const uint8_t *shard = fuse_shard(f->cells, FUSE_HEADER_BYTES, f->shard_bits, h2);
+  out->g = fuse_read_fields(shard);
   out->cells = (uint8_t *)(uintptr_t)(shard + FUSE_HEADER_BYTES);
 }
 
@@ -270,10 +261,10 @@ static inline int fuse_query(const fuse *f, uint64_t h1, uint64_t h2, unsigned w
     fuse_shard_of(f, h2, &shard);
     f = &shard;
   }
-  if (!f->array_length) return 0; /* sealed with no keys (in this shard): nothing is a member */
-  uint64_t x = fuse_mix(h1 ^ f->fuse_seed);
+  if (!f->g.array_length) return 0; /* sealed with no keys (in this shard): nothing is a member */
+  uint64_t x = fuse_mix(h1 ^ f->g.fuse_seed);
   uint32_t p[3];
-  fuse_cells(x, f->segment_length, f->segment_count, p);
+  fuse_cells(x, f->g.segment_length, f->g.segment_count, p);
   uint32_t mask = width == 1 ? 0xffu : 0xffffu;
   uint32_t v = cell_get(f->cells, p[0], width) ^ cell_get(f->cells, p[1], width) ^
                cell_get(f->cells, p[2], width);
@@ -310,9 +301,9 @@ static inline bg_status fuse_contains_many(const fuse *f, const bg_hash_pair *ha
         fuse_shard_of(f, hashes[start + j].h2, &shard);
         s = &shard;
       }
-      cells[j] = s->array_length ? s->cells : NULL;
-      uint64_t x = fuse_mix(hashes[start + j].h1 ^ s->fuse_seed);
-      fuse_cells(x, s->segment_length, s->segment_count, p[j]);
+      cells[j] = s->g.array_length ? s->cells : NULL;
+      uint64_t x = fuse_mix(hashes[start + j].h1 ^ s->g.fuse_seed);
+      fuse_cells(x, s->g.segment_length, s->g.segment_count, p[j]);
       fp[j] = fuse_fingerprint(x) & mask;
 #if defined(__GNUC__) && !defined(__wasm__)
       if (cells[j])
@@ -520,11 +511,11 @@ static bg_status fuse_seal(void *state, uint64_t seed) {
   f->hashes = NULL;
   f->hash_capacity = 0;
   f->hash_count = 0;
-  f->key_count = n;
-  f->fuse_seed = used_seed;
-  f->segment_length = segment_length;
-  f->segment_count = segment_count;
-  f->array_length = array_length;
+  f->g.key_count = n;
+  f->g.fuse_seed = used_seed;
+  f->g.segment_length = segment_length;
+  f->g.segment_count = segment_count;
+  f->g.array_length = array_length;
   f->total_cells = array_length;
   f->cells = cells;
   f->owned = cells;
@@ -551,10 +542,10 @@ static void fuse_describe(const void *state, uint64_t count, bg_kind_info *info)
   info->m = f->total_cells * 8u * f->width;
   info->k = 3;
   if (f->sealed) {
-    info->bits_set = f->key_count;
-    info->fill_ratio = f->total_cells ? (double)f->key_count / (double)f->total_cells : 0.0;
-    info->estimated_items = (double)f->key_count;
-    info->estimated_error_rate = f->key_count ? natural : 0.0;
+    info->bits_set = f->g.key_count;
+    info->fill_ratio = f->total_cells ? (double)f->g.key_count / (double)f->total_cells : 0.0;
+    info->estimated_items = (double)f->g.key_count;
+    info->estimated_error_rate = f->g.key_count ? natural : 0.0;
   } else {
     double ratio = f->capacity_hint ? (double)f->hash_count / (double)f->capacity_hint : 0.0;
     info->bits_set = 0;
@@ -574,7 +565,7 @@ static void fuse_describe(const void *state, uint64_t count, bg_kind_info *info)
 static uint64_t fuse_payload_size(const void *state) {
   const fuse *f = (const fuse *)state;
   if (!f->sealed) return 0;
-  return f->shard_bits ? f->payload_length : FUSE_HEADER_BYTES + (uint64_t)f->array_length * f->width;
+  return f->shard_bits ? f->payload_length : FUSE_HEADER_BYTES + (uint64_t)f->g.array_length * f->width;
 }
 
 static void fuse_write_payload(const void *state, uint8_t *dst) {
@@ -587,76 +578,84 @@ static void fuse_write_payload(const void *state, uint8_t *dst) {
   }
   memset(dst, 0, FUSE_HEADER_BYTES);
   dst[0] = (uint8_t)(8 * f->width);
-  bg__put_u32(dst + 4, f->segment_length);
-  bg__put_u32(dst + 8, f->segment_count);
-  bg__put_u32(dst + 12, f->array_length);
-  bg__put_u64(dst + 16, f->key_count);
-  bg__put_u64(dst + 24, f->fuse_seed);
+  fuse_write_fields(dst, &f->g);
   /* A filter loaded in place and written into its own buffer already has its cells there. */
-  size_t bytes = (size_t)f->array_length * f->width;
+  size_t bytes = (size_t)f->g.array_length * f->width;
   if (bytes && dst + FUSE_HEADER_BYTES != f->cells) memmove(dst + FUSE_HEADER_BYTES, f->cells, bytes);
 }
 
-/*
- * The checks of one unsharded payload (the whole payload, or one shard) that
- * need nothing but its own bytes: `length` (>= 32 is checked first) holds the
- * width byte, no shard bits, zero reserved bytes and a consistent geometry.
- * *cells = its array_length. The caller checks the length against the cells.
- */
-static bg_status fuse_check_one(unsigned width, const uint8_t *payload, uint64_t length, uint32_t *cells) {
-  BG_RETURN_IF(length < FUSE_HEADER_BYTES, BG_E_PAYLOAD);
-  BG_RETURN_IF(payload[0] != 8 * width, BG_E_PAYLOAD);
-  BG_RETURN_IF(payload[1] | payload[2] | payload[3], BG_E_PAYLOAD);
-  uint32_t segment_length = bg__get_u32(payload + 4);
-  uint32_t segment_count = bg__get_u32(payload + 8);
-  uint32_t array_length = bg__get_u32(payload + 12);
-  uint64_t key_count = bg__get_u64(payload + 16);
-  if (key_count == 0) {
+/* ---- shared with fuse4.c (fuse_shared.h) ------------------------------------ */
+
+bg_status bg__fuse_check_one(const uint8_t *payload, uint64_t length, unsigned header_bytes, unsigned byte0,
+                             unsigned byte2, unsigned arity, uint32_t min_segment_length, fuse_fields *g) {
+  BG_RETURN_IF(length < header_bytes, BG_E_PAYLOAD);
+  BG_RETURN_IF(payload[0] != byte0 || payload[1] || payload[2] != byte2 || payload[3], BG_E_PAYLOAD);
+  *g = fuse_read_fields(payload);
+  if (g->key_count == 0) {
     /* The empty filter: no cells, nothing else to say. */
-    BG_RETURN_IF(segment_length | segment_count | array_length, BG_E_PAYLOAD);
-    BG_RETURN_IF(bg__get_u64(payload + 24) != 0, BG_E_PAYLOAD);
-  } else {
-    BG_RETURN_IF(segment_length < FUSE_MIN_SEGMENT_LENGTH || segment_length > FUSE_MAX_SEGMENT_LENGTH ||
-                     (segment_length & (segment_length - 1)),
-                 BG_E_PAYLOAD);
-    BG_RETURN_IF(segment_count < 1, BG_E_PAYLOAD);
-    BG_RETURN_IF((uint64_t)segment_count + 2 > UINT32_MAX / segment_length, BG_E_PAYLOAD);
-    BG_RETURN_IF(array_length != (segment_count + 2) * segment_length, BG_E_PAYLOAD);
-    /* Every key owns one cell. */
-    BG_RETURN_IF(key_count > array_length, BG_E_PAYLOAD);
+    BG_RETURN_IF(g->segment_length | g->segment_count | g->array_length, BG_E_PAYLOAD);
+    BG_RETURN_IF(g->fuse_seed != 0, BG_E_PAYLOAD);
+    return BG_OK;
   }
-  *cells = array_length;
+  uint32_t segment_length = g->segment_length, tail = arity - 1;
+  BG_RETURN_IF(segment_length < min_segment_length || segment_length > FUSE_MAX_SEGMENT_LENGTH ||
+                   (segment_length & (segment_length - 1)),
+               BG_E_PAYLOAD);
+  BG_RETURN_IF(g->segment_count < 1, BG_E_PAYLOAD);
+  BG_RETURN_IF((uint64_t)g->segment_count + tail > UINT32_MAX / segment_length, BG_E_PAYLOAD);
+  BG_RETURN_IF(g->array_length != (g->segment_count + tail) * segment_length, BG_E_PAYLOAD);
+  /* Every key owns one cell. */
+  BG_RETURN_IF(g->key_count > g->array_length, BG_E_PAYLOAD);
   return BG_OK;
 }
 
-/*
- * A sharded payload (shard_bits b = payload[1], 1..FUSE_MAX_SHARD_BITS):
- * reserved bytes zero, a table of 2^b + 1 offsets that starts right after
- * itself, never decreases and ends at the payload's end, every shard a valid
- * unsharded payload of exactly its length, and key_count the shards' sum.
- * *cells = the shards' cells in all. Reads only inside the payload.
- */
-static bg_status fuse_check_sharded(unsigned width, const uint8_t *payload, uint64_t length, uint64_t *cells) {
+bg_status bg__fuse_check_sharded(const uint8_t *payload, uint64_t length, unsigned header_bytes,
+                                 fuse_shard_check check_shard, uint64_t *cells) {
   unsigned bits = payload[1];
-  BG_RETURN_IF(bits > FUSE_MAX_SHARD_BITS, BG_E_PAYLOAD);
-  for (unsigned i = 2; i < FUSE_HEADER_BYTES; i++)
-    BG_RETURN_IF(payload[i] && (i < 16 || i >= 24), BG_E_PAYLOAD);
-  uint64_t shards = (uint64_t)1 << bits, start = FUSE_HEADER_BYTES + 8 * (shards + 1), keys = 0;
-  BG_RETURN_IF(length < start || bg__get_u64(payload + FUSE_HEADER_BYTES) != start, BG_E_PAYLOAD);
+  BG_RETURN_IF(bits > FUSE_MAX_SHARD_BITS || payload[3], BG_E_PAYLOAD);
+  for (unsigned i = 4; i < header_bytes; i++) BG_RETURN_IF(payload[i] && (i < 16 || i >= 24), BG_E_PAYLOAD);
+  uint64_t shards = (uint64_t)1 << bits, start = header_bytes + 8 * (shards + 1), keys = 0;
+  BG_RETURN_IF(length < start || bg__get_u64(payload + header_bytes) != start, BG_E_PAYLOAD);
   *cells = 0;
   for (uint64_t i = 1; i <= shards; i++) {
-    uint64_t end = bg__get_u64(payload + FUSE_HEADER_BYTES + 8 * i);
+    uint64_t end = bg__get_u64(payload + header_bytes + 8 * i);
     BG_RETURN_IF(end < start || end > length, BG_E_PAYLOAD);
     uint32_t a;
-    bg_status rc = fuse_check_one(width, payload + start, end - start, &a);
+    bg_status rc = check_shard(payload, payload + start, end - start, &a);
     if (rc != BG_OK) return rc;
-    BG_RETURN_IF(end - start != FUSE_HEADER_BYTES + (uint64_t)a * width, BG_E_PAYLOAD);
     keys += bg__get_u64(payload + start + 16);
     *cells += a;
     start = end;
   }
   BG_RETURN_IF(start != length, BG_E_PAYLOAD);
   BG_RETURN_IF(keys != bg__get_u64(payload + 16), BG_E_PAYLOAD);
+  return BG_OK;
+}
+
+/* ---- validate / load -------------------------------------------------------- */
+
+/*
+ * One unsharded payload (the whole payload, or one shard): the shared checks
+ * (fuse8/16: 32-byte header, width byte, zero bytes 1..3, segments of 4 cells
+ * or more). *cells = its array_length. The caller checks the length against
+ * the cells.
+ */
+static bg_status fuse_check_one(unsigned width, const uint8_t *payload, uint64_t length, uint32_t *cells) {
+  fuse_fields g;
+  bg_status rc =
+      bg__fuse_check_one(payload, length, FUSE_HEADER_BYTES, 8 * width, 0, 3, FUSE_MIN_SEGMENT_LENGTH, &g);
+  if (rc != BG_OK) return rc;
+  *cells = g.array_length;
+  return BG_OK;
+}
+
+/* One shard of a sharded payload whose header names the width: exactly its header and cells. */
+static bg_status fuse_check_shard(const uint8_t *header, const uint8_t *shard, uint64_t length,
+                                  uint32_t *cells) {
+  unsigned width = header[0] / 8;
+  bg_status rc = fuse_check_one(width, shard, length, cells);
+  if (rc != BG_OK) return rc;
+  BG_RETURN_IF(length != FUSE_HEADER_BYTES + (uint64_t)*cells * width, BG_E_PAYLOAD);
   return BG_OK;
 }
 
@@ -668,7 +667,9 @@ static bg_status fuse_validate(unsigned width, const bg_header *h, const uint8_t
   BG_RETURN_IF(h->payload_length < FUSE_HEADER_BYTES, BG_E_PAYLOAD);
   if (payload[0] == 8 * width && payload[1]) {
     uint64_t cells;
-    bg_status rc = fuse_check_sharded(width, payload, h->payload_length, &cells);
+    BG_RETURN_IF(payload[2], BG_E_PAYLOAD); /* fuse8/16 have no byte 2 */
+    bg_status rc =
+        bg__fuse_check_sharded(payload, h->payload_length, FUSE_HEADER_BYTES, fuse_check_shard, &cells);
     if (rc != BG_OK) return rc;
     BG_RETURN_IF(h->m != cells * 8u * width, BG_E_HEADER);
     return BG_OK;
@@ -694,32 +695,21 @@ static bg_status fuse_load(unsigned width, const bg_header *h, uint8_t *payload,
   BG_RETURN_IF(!f, BG_E_NOMEM);
   f->width = width;
   f->capacity_hint = h->capacity;
-  f->segment_length = bg__get_u32(payload + 4);
-  f->segment_count = bg__get_u32(payload + 8);
-  f->array_length = bg__get_u32(payload + 12);
-  f->key_count = bg__get_u64(payload + 16);
-  f->fuse_seed = bg__get_u64(payload + 24);
-  f->total_cells = f->array_length;
+  f->g = fuse_read_fields(payload);
+  f->total_cells = f->g.array_length;
   /* Sharded: the whole payload is kept, and each query reads its shard's header in place. */
   f->shard_bits = payload[1];
   f->payload_length = h->payload_length;
   uint8_t *src = payload + FUSE_HEADER_BYTES;
-  size_t bytes = (size_t)f->array_length * width;
+  size_t bytes = (size_t)f->g.array_length * width;
   if (f->shard_bits) {
     f->total_cells = h->m / (8u * width);
     src = payload;
     bytes = (size_t)h->payload_length;
   }
-  if (in_place || bytes == 0) {
-    f->cells = bytes ? src : NULL;
-  } else {
-    f->owned = malloc(bytes);
-    if (!f->owned) {
-      free(f);
-      return BG_E_NOMEM;
-    }
-    memcpy(f->owned, src, bytes);
-    f->cells = (uint8_t *)f->owned;
+  if (fuse_keep(src, bytes, in_place, &f->cells, &f->owned) != BG_OK) {
+    free(f);
+    return BG_E_NOMEM;
   }
   f->sealed = 1;
   *state = f;

@@ -38,7 +38,6 @@
 
 #define F4_HEADER_BYTES 40u
 #define F4_PAD_BYTES 7u /* after the cells: any cell is one unaligned 8-byte read */
-#define F4_MAX_SEGMENT_LENGTH ((uint32_t)1 << 18)
 #define F4_MAX_W 32u
 #define F4_MAX_R 8u
 /* Keeps A (at most ~2.1 n after growth) and every cell index below 2^32. */
@@ -47,7 +46,6 @@
 #define F4_TRIES_PER_SIZE 4u
 /* 4 * 64 attempts: the array has grown by 64 steps (to about twice its start) long before. */
 #define F4_MAX_ATTEMPTS 256u
-#define F4_MAX_SHARD_BITS 24u
 #define F4_MAX_RESERVE ((size_t)1 << 24)
 
 typedef struct {
@@ -61,8 +59,8 @@ typedef struct {
   uint64_t capacity_hint;
 
   /* Built (after seal or load); sharded: cells is the whole payload. */
-  uint64_t key_count, fuse_seed;
-  uint32_t segment_length, segment_count, array_length, attempts;
+  fuse_fields g;
+  uint32_t attempts;
   uint8_t *cells;
   void *owned;
   unsigned shard_bits;
@@ -204,8 +202,8 @@ static void f4_drop_built(fuse4 *f) {
   free(f->owned);
   f->owned = NULL;
   f->cells = NULL;
-  f->key_count = f->fuse_seed = 0;
-  f->segment_length = f->segment_count = f->array_length = f->attempts = 0;
+  f->g = (fuse_fields){0};
+  f->attempts = 0;
   f->shard_bits = 0;
   f->payload_length = f->total_cells = 0;
   f->sealed = 0;
@@ -273,13 +271,10 @@ static bg_status f4_add(void *state, bg_hash_pair hash) {
 
 static const fuse4 *f4_shard_of(const fuse4 *f, uint64_t h2, fuse4 *out) {
   if (!f->shard_bits) return f;
-  const uint8_t *shard = f->cells + bg__get_u64(f->cells + F4_HEADER_BYTES + 8 * (h2 >> (64 - f->shard_bits)));
+  const uint8_t *shard = fuse_shard(f->cells, F4_HEADER_BYTES, f->shard_bits, h2);
   out->w = f->w;
   out->r = f->r;
-  out->segment_length = bg__get_u32(shard + 4);
-  out->segment_count = bg__get_u32(shard + 8);
-  out->array_length = bg__get_u32(shard + 12);
-  out->fuse_seed = bg__get_u64(shard + 24);
+  out->g = fuse_read_fields(shard);
   out->cells = (uint8_t *)(uintptr_t)(shard + F4_HEADER_BYTES);
   return out;
 }
@@ -288,10 +283,10 @@ static const fuse4 *f4_shard_of(const fuse4 *f, uint64_t h2, fuse4 *out) {
 static inline int f4_query(const fuse4 *f, uint64_t h1, uint64_t h2, uint32_t *value) {
   fuse4 shard;
   f = f4_shard_of(f, h2, &shard);
-  if (!f->array_length) return 0;
-  uint64_t x = fuse_mix(h1 ^ f->fuse_seed);
+  if (!f->g.array_length) return 0;
+  uint64_t x = fuse_mix(h1 ^ f->g.fuse_seed);
   uint32_t p[4];
-  uint32_t fp = f4_cells(x, f->segment_length, f->segment_count, p);
+  uint32_t fp = f4_cells(x, f->g.segment_length, f->g.segment_count, p);
   unsigned bits = f->w + f->r;
   uint64_t v = f4_get(f->cells, p[0], bits) ^ f4_get(f->cells, p[1], bits) ^ f4_get(f->cells, p[2], bits) ^
                f4_get(f->cells, p[3], bits);
@@ -328,9 +323,9 @@ static bg_status f4_contains_many(const void *state, const bg_hash_pair *hashes,
     for (size_t j = 0; j < n; j++) {
       fuse4 shard;
       const fuse4 *s = f4_shard_of(f, hashes[start + j].h2, &shard);
-      cells[j] = s->array_length ? s->cells : NULL;
-      uint64_t x = fuse_mix(hashes[start + j].h1 ^ s->fuse_seed);
-      fp[j] = f4_cells(x, s->segment_length, s->segment_count, p[j]);
+      cells[j] = s->g.array_length ? s->cells : NULL;
+      uint64_t x = fuse_mix(hashes[start + j].h1 ^ s->g.fuse_seed);
+      fp[j] = f4_cells(x, s->g.segment_length, s->g.segment_count, p[j]);
 #if defined(__GNUC__) && !defined(__wasm__)
       if (cells[j])
         for (int t = 0; t < 4; t++) __builtin_prefetch(cells[j] + (((uint64_t)p[j][t] * bits) >> 3));
@@ -661,11 +656,11 @@ static bg_status f4_seal(void *state, uint64_t seed) {
   f->hashes = NULL;
   f->values = NULL;
   f->hash_capacity = f->hash_count = 0;
-  f->key_count = n;
-  f->fuse_seed = used_seed;
-  f->segment_length = segment_length;
-  f->segment_count = segment_count;
-  f->array_length = array_length;
+  f->g.key_count = n;
+  f->g.fuse_seed = used_seed;
+  f->g.segment_length = segment_length;
+  f->g.segment_count = segment_count;
+  f->g.array_length = array_length;
   f->attempts = attempt;
   f->total_cells = array_length;
   f->cells = cells;
@@ -687,10 +682,10 @@ static void f4_describe(const void *state, uint64_t count, bg_kind_info *info) {
   info->value_bits = f->r;
   info->build_attempts = f->attempts;
   if (f->sealed) {
-    info->bits_set = f->key_count;
-    info->fill_ratio = f->total_cells ? (double)f->key_count / (double)f->total_cells : 0.0;
-    info->estimated_items = (double)f->key_count;
-    info->estimated_error_rate = f->key_count ? natural : 0.0;
+    info->bits_set = f->g.key_count;
+    info->fill_ratio = f->total_cells ? (double)f->g.key_count / (double)f->total_cells : 0.0;
+    info->estimated_items = (double)f->g.key_count;
+    info->estimated_error_rate = f->g.key_count ? natural : 0.0;
   } else {
     double ratio = f->capacity_hint ? (double)f->hash_count / (double)f->capacity_hint : 0.0;
     info->bits_set = 0;
@@ -706,7 +701,7 @@ static void f4_describe(const void *state, uint64_t count, bg_kind_info *info) {
 static uint64_t f4_payload_size(const void *state) {
   const fuse4 *f = (const fuse4 *)state;
   if (!f->sealed) return 0;
-  return f->shard_bits ? f->payload_length : F4_HEADER_BYTES + f4_cell_bytes(f->array_length, f->w + f->r);
+  return f->shard_bits ? f->payload_length : F4_HEADER_BYTES + f4_cell_bytes(f->g.array_length, f->w + f->r);
 }
 
 static void f4_write_payload(const void *state, uint8_t *dst) {
@@ -719,75 +714,41 @@ static void f4_write_payload(const void *state, uint8_t *dst) {
   memset(dst, 0, F4_HEADER_BYTES);
   dst[0] = (uint8_t)f->w;
   dst[2] = (uint8_t)f->r;
-  bg__put_u32(dst + 4, f->segment_length);
-  bg__put_u32(dst + 8, f->segment_count);
-  bg__put_u32(dst + 12, f->array_length);
-  bg__put_u64(dst + 16, f->key_count);
-  bg__put_u64(dst + 24, f->fuse_seed);
+  fuse_write_fields(dst, &f->g);
   bg__put_u32(dst + 32, f->attempts);
-  size_t bytes = (size_t)f4_cell_bytes(f->array_length, f->w + f->r);
+  size_t bytes = (size_t)f4_cell_bytes(f->g.array_length, f->w + f->r);
   if (bytes && dst + F4_HEADER_BYTES != f->cells) memmove(dst + F4_HEADER_BYTES, f->cells, bytes);
 }
 
 /*
- * One unsharded payload of `length` bytes: fingerprint and value widths as
- * (w, r), zero reserved bytes, a consistent geometry, exactly its cells and
- * padding, and zero bits past the last cell. *cells = its array_length.
+ * One unsharded payload of `length` bytes: the shared checks (fuse_shared.h:
+ * fingerprint and value widths as (w, r), a consistent 4-wise geometry), then
+ * fuse4's own: attempts (at least 1 unless empty), zero reserved bytes,
+ * exactly its cells and padding, and zero bits past the last cell.
+ * *cells = its array_length.
  */
 static bg_status f4_check_one(unsigned w, unsigned r, const uint8_t *payload, uint64_t length,
                               uint32_t *cells) {
-  BG_RETURN_IF(length < F4_HEADER_BYTES, BG_E_PAYLOAD);
-  BG_RETURN_IF(payload[0] != w || payload[1] || payload[2] != r || payload[3], BG_E_PAYLOAD);
-  BG_RETURN_IF(bg__get_u32(payload + 36) != 0, BG_E_PAYLOAD);
-  uint32_t segment_length = bg__get_u32(payload + 4);
-  uint32_t segment_count = bg__get_u32(payload + 8);
-  uint32_t array_length = bg__get_u32(payload + 12);
-  uint64_t key_count = bg__get_u64(payload + 16);
+  fuse_fields g;
+  bg_status rc = bg__fuse_check_one(payload, length, F4_HEADER_BYTES, w, r, 4, 1, &g);
+  if (rc != BG_OK) return rc;
   uint32_t attempts = bg__get_u32(payload + 32);
-  if (key_count == 0) {
-    BG_RETURN_IF(segment_length | segment_count | array_length | attempts, BG_E_PAYLOAD);
-    BG_RETURN_IF(bg__get_u64(payload + 24) != 0, BG_E_PAYLOAD);
-  } else {
-    BG_RETURN_IF(
-        segment_length < 1 || segment_length > F4_MAX_SEGMENT_LENGTH || (segment_length & (segment_length - 1)),
-        BG_E_PAYLOAD);
-    BG_RETURN_IF(segment_count < 1 || attempts < 1, BG_E_PAYLOAD);
-    BG_RETURN_IF((uint64_t)segment_count + 3 > UINT32_MAX / segment_length, BG_E_PAYLOAD);
-    BG_RETURN_IF(array_length != (segment_count + 3) * segment_length, BG_E_PAYLOAD);
-    BG_RETURN_IF(key_count > array_length, BG_E_PAYLOAD);
-  }
-  uint64_t bits = (uint64_t)array_length * (w + r), bytes = f4_cell_bytes(array_length, w + r);
+  BG_RETURN_IF(g.key_count ? attempts < 1 : attempts != 0, BG_E_PAYLOAD);
+  BG_RETURN_IF(bg__get_u32(payload + 36) != 0, BG_E_PAYLOAD);
+  uint64_t bits = (uint64_t)g.array_length * (w + r), bytes = f4_cell_bytes(g.array_length, w + r);
   BG_RETURN_IF(length != F4_HEADER_BYTES + bytes, BG_E_PAYLOAD);
   if (bytes) {
     const uint8_t *tail = payload + F4_HEADER_BYTES + bits / 8;
     BG_RETURN_IF(bits % 8 && (tail[0] >> (bits % 8)), BG_E_PAYLOAD);
     for (unsigned i = bits % 8 ? 1 : 0; i < (bits % 8 ? 8u : 7u); i++) BG_RETURN_IF(tail[i], BG_E_PAYLOAD);
   }
-  *cells = array_length;
+  *cells = g.array_length;
   return BG_OK;
 }
 
-/* A sharded payload (payload[1] = b in 1..24): as fuse.c's, with every shard of the same (w, r). */
-static bg_status f4_check_sharded(const uint8_t *payload, uint64_t length, uint64_t *cells) {
-  unsigned w = payload[0], r = payload[2], b = payload[1];
-  BG_RETURN_IF(b > F4_MAX_SHARD_BITS || payload[3], BG_E_PAYLOAD);
-  for (unsigned i = 4; i < F4_HEADER_BYTES; i++) BG_RETURN_IF(payload[i] && (i < 16 || i >= 24), BG_E_PAYLOAD);
-  uint64_t shards = (uint64_t)1 << b, start = F4_HEADER_BYTES + 8 * (shards + 1), keys = 0;
-  BG_RETURN_IF(length < start || bg__get_u64(payload + F4_HEADER_BYTES) != start, BG_E_PAYLOAD);
-  *cells = 0;
-  for (uint64_t i = 1; i <= shards; i++) {
-    uint64_t end = bg__get_u64(payload + F4_HEADER_BYTES + 8 * i);
-    BG_RETURN_IF(end < start || end > length, BG_E_PAYLOAD);
-    uint32_t a;
-    bg_status rc = f4_check_one(w, r, payload + start, end - start, &a);
-    if (rc != BG_OK) return rc;
-    keys += bg__get_u64(payload + start + 16);
-    *cells += a;
-    start = end;
-  }
-  BG_RETURN_IF(start != length, BG_E_PAYLOAD);
-  BG_RETURN_IF(keys != bg__get_u64(payload + 16), BG_E_PAYLOAD);
-  return BG_OK;
+/* One shard of a sharded payload: of the (w, r) its header names. */
+static bg_status f4_check_shard(const uint8_t *header, const uint8_t *shard, uint64_t length, uint32_t *cells) {
+  return f4_check_one(header[0], header[2], shard, length, cells);
 }
 
 static bg_status f4_validate(const bg_header *h, const uint8_t *payload) {
@@ -799,7 +760,7 @@ static bg_status f4_validate(const bg_header *h, const uint8_t *payload) {
   BG_RETURN_IF(w < 1 || w > F4_MAX_W || r > F4_MAX_R, BG_E_PAYLOAD);
   uint64_t cells;
   if (payload[1]) {
-    bg_status rc = f4_check_sharded(payload, h->payload_length, &cells);
+    bg_status rc = bg__fuse_check_sharded(payload, h->payload_length, F4_HEADER_BYTES, f4_check_shard, &cells);
     if (rc != BG_OK) return rc;
   } else {
     uint32_t a;
@@ -817,32 +778,21 @@ static bg_status f4_load(const bg_header *h, uint8_t *payload, int in_place, voi
   f->w = payload[0];
   f->r = payload[2];
   f->capacity_hint = h->capacity;
-  f->segment_length = bg__get_u32(payload + 4);
-  f->segment_count = bg__get_u32(payload + 8);
-  f->array_length = bg__get_u32(payload + 12);
-  f->key_count = bg__get_u64(payload + 16);
-  f->fuse_seed = bg__get_u64(payload + 24);
+  f->g = fuse_read_fields(payload);
   f->attempts = bg__get_u32(payload + 32);
-  f->total_cells = f->array_length;
+  f->total_cells = f->g.array_length;
   f->shard_bits = payload[1];
   f->payload_length = h->payload_length;
   uint8_t *src = payload + F4_HEADER_BYTES;
-  size_t bytes = (size_t)f4_cell_bytes(f->array_length, f->w + f->r);
+  size_t bytes = (size_t)f4_cell_bytes(f->g.array_length, f->w + f->r);
   if (f->shard_bits) {
     f->total_cells = h->m / (f->w + f->r);
     src = payload;
     bytes = (size_t)h->payload_length;
   }
-  if (in_place || bytes == 0) {
-    f->cells = bytes ? src : NULL;
-  } else {
-    f->owned = malloc(bytes);
-    if (!f->owned) {
-      free(f);
-      return BG_E_NOMEM;
-    }
-    memcpy(f->owned, src, bytes);
-    f->cells = (uint8_t *)f->owned;
+  if (fuse_keep(src, bytes, in_place, &f->cells, &f->owned) != BG_OK) {
+    free(f);
+    return BG_E_NOMEM;
   }
   f->sealed = 1;
   *state = f;
