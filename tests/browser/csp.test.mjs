@@ -22,40 +22,21 @@
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import { extname, join, resolve, sep } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { writeInlineModule } from '../../scripts/build-inline.mjs';
 import { ENGINES, PAGE_CAPTURE, PAGE_CAPTURE_PATH, launchEngine, skipUnless } from './engines/index.mjs';
 import { root, wordFilter } from './helpers/packed.mjs';
-import { listenLocal } from './helpers/listen.mjs';
+import { ABSENT, STRICT, capturedPage, openReport, presenceReport, reportingApp, startStrictSite } from './helpers/strict-pages.mjs';
 
-const STRICT = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'";
 const NO_WASM = "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'";
 const WORDS = ['alpha', 'bravo', 'charlie'];
-const ABSENT = ['granite', 'keyboard', 'velocity', 'harbour', 'pancake', 'quartzite'];
 
-const page = (head = '') => `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><script src="${PAGE_CAPTURE_PATH}"></script><title>strict CSP</title>${head}
-<script type="module" src="app.js"></script></head><body><p id="out">loading</p></body></html>
-`;
+const page = (head = '') => capturedPage('strict CSP', head);
 
 /** The page's module: load the filter, ask it, report on #out (data-state, data-result). */
-const appModule = (entry) => `import { loadFilter } from '${entry}';
-
-const out = document.getElementById('out');
-loadFilter('/words.bgf').then((filter) => {
-  out.dataset.result = JSON.stringify({
-    present: ${JSON.stringify(WORDS)}.filter((word) => filter.mightContain(word)),
-    absent: ${JSON.stringify(ABSENT)}.filter((word) => !filter.mightContain(word)),
-  });
-  out.dataset.state = 'ready';
-}, (error) => {
-  out.dataset.result = JSON.stringify({ name: error.name, code: error.code, message: error.message });
-  out.dataset.state = 'error';
-});
-`;
+const appModule = (entry) => reportingApp(entry, presenceReport(WORDS));
 
 const workerPage = `const out = document.getElementById('out');
 const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
@@ -103,37 +84,20 @@ function site(filterBytes) {
   };
 }
 
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.wasm': 'application/wasm' };
-
-async function startSite(dirs) {
-  const requests = [];
-  const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
-    requests.push(path);
+/** A site of `dirs`; /lib/ is the repository's js/ and wasm/, as vendored (no policy of their own). */
+function startSite(dirs) {
+  return startStrictSite(async (path) => {
     for (const [mount, dir] of [['/lib/js/', join(root, 'js')], ['/lib/wasm/', join(root, 'wasm')]]) {
       if (!path.startsWith(mount)) continue;
       const file = resolve(dir, `.${path.slice(mount.length - 1)}`);
-      try {
-        if (!file.startsWith(dir + sep)) throw new Error('outside');
-        const body = await readFile(file);
-        return res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
-      } catch {
-        return res.writeHead(404).end();
-      }
+      if (!file.startsWith(dir + sep)) return undefined;
+      return readFile(file).then((body) => ({ body }), () => undefined);
     }
-    if (path === '/favicon.ico') return res.writeHead(204).end();
     const slash = path.lastIndexOf('/') + 1;
     const dir = dirs[path.slice(0, slash)];
-    const name = path.slice(slash) || 'index.html';
-    const body = dir?.files[name];
-    if (body === undefined) return res.writeHead(404).end();
-    res.writeHead(200, {
-      'content-type': TYPES[extname(name)] ?? 'application/octet-stream',
-      'content-security-policy': dir.csp,
-      'cache-control': 'no-store',
-    }).end(body);
+    const body = dir?.files[path.slice(slash) || 'index.html'];
+    return body === undefined ? undefined : { body, csp: dir.csp };
   });
-  return listenLocal(server, { requests });
 }
 
 let server;
@@ -167,21 +131,8 @@ for (const name of ENGINES) {
     }
 
     /** Open a page; resolve with its report, what it threw and what the policy refused. */
-    async function open(path) {
-      const tab = await engine.newPage();
-      const before = server.requests.length;
-      try {
-        await tab.goto(`${server.origin}${path}`);
-        await tab.waitFor(() => document.querySelector('#out[data-state]') !== null, null, { timeout: 60000 });
-        return {
-          state: await tab.attribute('#out', 'data-state'),
-          result: JSON.parse(await tab.attribute('#out', 'data-result')),
-          requests: server.requests.slice(before),
-          ...await captured(tab),
-        };
-      } finally {
-        await tab.close();
-      }
+    function open(path) {
+      return openReport(engine, server, path, captured);
     }
 
     function assertAnswers(report) {

@@ -21,41 +21,21 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { extname } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
 import { BUNDLE, writeBundle } from '../../scripts/build-bundle.mjs';
 import { ENGINES, PAGE_CAPTURE, PAGE_CAPTURE_PATH, launchEngine, skipUnless } from './engines/index.mjs';
 import { wordFilter } from './helpers/packed.mjs';
-import { listenLocal } from './helpers/listen.mjs';
+import { ABSENT, STRICT, capturedPage, openReport, presenceReport, reportingApp, startStrictSite } from './helpers/strict-pages.mjs';
 
-const STRICT = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'";
 const WORDS = ['alpha', 'bravo', 'charlie', 'delta'];
-const ABSENT = ['granite', 'keyboard', 'velocity', 'harbour', 'pancake', 'quartzite'];
 
-const page = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><script src="${PAGE_CAPTURE_PATH}"></script><title>single file</title>
-<script type="module" src="app.js"></script></head><body><p id="out">loading</p></body></html>
-`;
+const page = capturedPage('single file');
 
-const report = `(filter) => ({
-  present: ${JSON.stringify(WORDS)}.filter((word) => filter.mightContain(word)),
-  absent: ${JSON.stringify(ABSENT)}.filter((word) => !filter.mightContain(word)),
-})`;
+const report = presenceReport(WORDS);
 
-const app = `import { loadFilter } from './vendor/bloomgate.mjs';
-
-const out = document.getElementById('out');
-loadFilter('/words.bgf').then((filter) => {
-  out.dataset.result = JSON.stringify((${report})(filter));
-  out.dataset.state = 'ready';
-}, (error) => {
-  out.dataset.result = JSON.stringify({ code: error.code, message: error.message });
-  out.dataset.state = 'error';
-});
-`;
+const app = reportingApp('./vendor/bloomgate.mjs', report);
 
 const workerApp = `const out = document.getElementById('out');
 const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
@@ -70,8 +50,6 @@ const workerModule = `import { loadFilter } from './vendor/bloomgate.mjs';
 loadFilter('/words.bgf').then((filter) => self.postMessage((${report})(filter)),
   (error) => self.postMessage({ error: true, code: error.code, message: error.message }));
 `;
-
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8' };
 
 let server;
 let bundle;
@@ -94,19 +72,7 @@ before(async () => {
     '/words.bgf': filterBytes,
     [PAGE_CAPTURE_PATH]: PAGE_CAPTURE,
   };
-  const requests = [];
-  server = await listenLocal(createServer((req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
-    requests.push(path);
-    if (path === '/favicon.ico') return res.writeHead(204).end();
-    const body = files[path];
-    if (body === undefined) return res.writeHead(404).end();
-    res.writeHead(200, {
-      'content-type': path.endsWith('/') ? TYPES['.html'] : TYPES[extname(path)] ?? 'application/octet-stream',
-      'content-security-policy': STRICT,
-      'cache-control': 'no-store',
-    }).end(body);
-  }), { requests });
+  server = await startStrictSite((path) => (files[path] === undefined ? undefined : { body: files[path], csp: STRICT }));
   process.stderr.write(`# js/bundle.mjs: ${built.bytes} bytes, ${built.gzip} gzip -9\n`);
 });
 
@@ -161,20 +127,8 @@ for (const name of ENGINES) {
     });
 
     async function open(path) {
-      const tab = await engine.newPage();
-      const from = server.requests.length;
-      try {
-        await tab.goto(`${server.origin}${path}`);
-        await tab.waitFor(() => document.querySelector('#out[data-state]') !== null, null, { timeout: 60000 });
-        return {
-          state: await tab.attribute('#out', 'data-state'),
-          result: JSON.parse(await tab.attribute('#out', 'data-result')),
-          requests: pageRequests(server.requests.slice(from)),
-          errors: await tab.errors(),
-        };
-      } finally {
-        await tab.close();
-      }
+      const opened = await openReport(engine, server, path);
+      return { ...opened, requests: pageRequests(opened.requests) };
     }
 
     it("a page under script-src 'self' 'wasm-unsafe-eval' imports it by path and answers; nothing else is fetched", async () => {
