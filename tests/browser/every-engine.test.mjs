@@ -35,25 +35,22 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { extname, join, resolve, sep } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 
 import { BloomFilter } from '../../js/index.js';
 import { ADDED, LISTED, LIST, buildKit, listedUrl } from '../js/helpers/mirror.mjs';
 import { ENGINES, launchEngine, skipUnless } from './engines/index.mjs';
-import { chosenEngines } from './helpers/each-engine.mjs';
+import { chosenEngines, startLibraryServer } from './helpers/each-engine.mjs';
 import { listedHosts, startExampleSite } from './helpers/example-site.mjs';
-import { root } from './helpers/packed.mjs';
 import { listenLocal } from './helpers/listen.mjs';
 
 const STRICT = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; object-src 'none'; base-uri 'none'";
 const WORDS = Array.from({ length: 300 }, (_, i) => `word-${i}`);
 const PROBES = Array.from({ length: 2000 }, (_, i) => `probe-${i * 7919}`);
 const CREATE = { capacity: 1000, errorRate: 0.001, seed: 7, listId: 'e0e1e2e3'.repeat(4), generation: 1 };
-const TYPES = { '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8', '.wasm': 'application/wasm' };
 const chosen = chosenEngines();
 
 const sha256Hex = (bytes) => createHash('sha256').update(bytes).digest('hex');
@@ -136,39 +133,19 @@ loadFilter('/words.bgf', { integrity: ${JSON.stringify(integrity)} }).then((filt
 });
 `;
 
-/** The page origin: the test pages, the worker, the filter, and the library's js/ and wasm/ by path. */
+/** The page origin: the test pages, the worker, the filter, and the library's js/ and wasm/ by path (with CORS: the sandboxed frame's origin is opaque). */
 async function startPageServer(words) {
   const integrity = sri(words);
-  const fixed = {
-    '/': ['text/html; charset=utf-8', PAGE, {}],
-    '/worker.js': [TYPES['.js'], WORKER, {}],
-    '/csp/': ['text/html; charset=utf-8', CSP_PAGE, { 'content-security-policy': STRICT }],
-    '/csp/app.js': [TYPES['.js'], cspApp(integrity), { 'content-security-policy': STRICT }],
-    '/words.bgf': ['application/octet-stream', words, {}],
-    '/sandboxed.html': ['text/html; charset=utf-8', SANDBOXED_FRAME, {}],
-  };
-  const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname);
-    if (fixed[path]) {
-      const [type, body, headers] = fixed[path];
-      return res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store', 'access-control-allow-origin': '*', ...headers }).end(body);
-    }
-    const mount = path.startsWith('/bloomgate/js/') ? 'js' : path.startsWith('/bloomgate/wasm/') ? 'wasm' : null;
-    if (mount !== null) {
-      const base = resolve(root, mount);
-      const file = resolve(base, `.${path.slice(`/bloomgate/${mount}`.length)}`);
-      if (file.startsWith(base + sep)) {
-        try {
-          const body = await readFile(file);
-          return res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', 'access-control-allow-origin': '*' }).end(body);
-        } catch {
-          // 404 below
-        }
-      }
-    }
-    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
-  });
-  return listenLocal(server, { integrity });
+  const csp = { 'content-security-policy': STRICT };
+  const pages = await startLibraryServer({
+    '/': PAGE,
+    '/worker.js': WORKER,
+    '/csp/': () => ({ type: 'text/html; charset=utf-8', body: CSP_PAGE, headers: csp }),
+    '/csp/app.js': () => ({ type: 'text/javascript; charset=utf-8', body: cspApp(integrity), headers: csp }),
+    '/words.bgf': () => ({ type: 'application/octet-stream', body: words }),
+    '/sandboxed.html': SANDBOXED_FRAME,
+  }, { headers: { 'access-control-allow-origin': '*' } });
+  return { ...pages, integrity };
 }
 
 /**

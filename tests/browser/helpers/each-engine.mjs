@@ -8,9 +8,10 @@
  *       (the others are skipped, saying so); a missing browser is skipped unless
  *       BLOOMGATE_REQUIRE_BROWSERS=1, when it fails
  *   await openReady(page, url);      goto, then wait for <html data-ready>; anything but 'yes' fails
- *   const pages = await startLibraryServer({ '/': html, '/worker.js': js });
+ *   const pages = await startLibraryServer({ '/': html, '/worker.js': js }, { headers });
  *       the routes given, /bloomgate/js/ and /bloomgate/wasm/ from the working tree; every
- *       request recorded in pages.requests ({ method, path, headers })
+ *       request recorded in pages.requests ({ method, path, headers }); `headers` (e.g. CORS)
+ *       added to every route's and library file's response
  */
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -43,9 +44,10 @@ const TYPES = { '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascrip
 
 /**
  * A page origin: `routes` maps a path to an HTML or JavaScript body (or a function (req, url)
- * returning { type, body }); the library's js/ and wasm/ under /bloomgate/.
+ * returning { type, body, headers? }); the library's js/ and wasm/ under /bloomgate/.
+ * `headers` go on every response but a 404.
  */
-export async function startLibraryServer(routes) {
+export async function startLibraryServer(routes, { headers: common = {} } = {}) {
   const requests = [];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
@@ -53,9 +55,9 @@ export async function startLibraryServer(routes) {
     requests.push({ method: req.method, path, headers: { ...req.headers } });
     const route = routes[path];
     if (route !== undefined) {
-      const { type, body } = typeof route === 'function' ? route(req, url)
+      const { type, body, headers = {} } = typeof route === 'function' ? route(req, url)
         : { type: path.endsWith('.js') ? TYPES['.js'] : 'text/html; charset=utf-8', body: route };
-      return res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
+      return res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store', ...common, ...headers }).end(body);
     }
     const mount = path.startsWith('/bloomgate/js/') ? 'js' : path.startsWith('/bloomgate/wasm/') ? 'wasm' : null;
     if (mount !== null) {
@@ -64,7 +66,7 @@ export async function startLibraryServer(routes) {
       if (file.startsWith(base + sep)) {
         try {
           const body = await readFile(file);
-          return res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
+          return res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream', ...common }).end(body);
         } catch {
           // 404 below
         }
