@@ -116,6 +116,11 @@ function checkDigest(digest, expected) {
     `integrity mismatch: the filter's SHA-256 is ${sriOf(digest)}, which the integrity option does not list`);
 }
 
+/** SubtleCrypto's SHA-256 of `bytes` against `expected`: rejects with E_INTEGRITY on a mismatch. */
+function subtleCheck(bytes, expected) {
+  return subtle.digest('SHA-256', bytes).then((digest) => checkDigest(new Uint8Array(digest), expected));
+}
+
 /* ------------------------------------------------------------------------ */
 /* Streaming into wasm memory                                                 */
 /* ------------------------------------------------------------------------ */
@@ -140,6 +145,9 @@ class StreamingLoad {
     this.buffer = new wasm.WasmBuffer(wasm.HEADER_SIZE);
     this.expected = expected;
     this.native = digest?.kind === 'native' ? digest.createSha256() : null;
+    this.subtle = digest?.kind === 'subtle' && expected !== null;
+    /** @type {Promise<void> | null} SubtleCrypto's check, started on a first chunk that is the whole file */
+    this.digesting = null;
     this.sha = null;
     try {
       if (digest?.kind === 'wasm') this.sha = new wasm.Sha256();
@@ -156,6 +164,7 @@ class StreamingLoad {
     if (this.native !== null) this.native.update(chunk);
     let rest = chunk;
     if (this.total < 0) {
+      const first = this.buffer.length === 0;
       const need = wasm.HEADER_SIZE - this.buffer.length;
       if (rest.length < need) {
         this.buffer.append(rest);
@@ -164,6 +173,13 @@ class StreamingLoad {
       this.buffer.append(rest.length === need ? rest : rest.subarray(0, need));
       rest = rest.subarray(need);
       this.learnLength();
+      if (first && this.subtle && chunk.length === this.total) {
+        // The whole file in one chunk (WebKit hands over a body that has arrived that way):
+        // SubtleCrypto digests it off the main thread while it is copied and checksummed.
+        // Its verdict is read in finish(), so every other error still comes first.
+        this.digesting = subtleCheck(chunk, this.expected);
+        this.digesting.catch(noop);
+      }
     }
     if (rest.length > 0) {
       const buffer = this.buffer;
@@ -205,7 +221,11 @@ class StreamingLoad {
     }
   }
 
-  async finish() {
+  /**
+   * @param {Promise<void> | null} [digesting] the SubtleCrypto check, already started over the
+   *   whole body (read before the module was ready); null: digest the buffer here
+   */
+  async finish(digesting = null) {
     const buffer = this.buffer;
     if (this.total < 0) {
       const { rc } = buffer.peekHeader();
@@ -224,7 +244,7 @@ class StreamingLoad {
     // SubtleCrypto digests off the main thread (it copies its input when called, so
     // wasm memory may change meanwhile): validate and build the filter while it runs.
     // A mismatch still wins over any other error, as with the wasm digest.
-    const digesting = subtle.digest('SHA-256', buffer.bytes()).then((digest) => checkDigest(new Uint8Array(digest), this.expected));
+    digesting ??= this.digesting ?? subtleCheck(buffer.bytes(), this.expected);
     let filter;
     try {
       filter = wrapFilterPointer(buffer.takeFilter());
@@ -346,6 +366,15 @@ async function fromResponse(response, label, expected, onProgress, signal, maxBy
         early.push(step.value);
       }
     }
+    // The whole body came before the module: SubtleCrypto digests it now, off the main
+    // thread, while the module finishes and the bytes are copied and checksummed. Its
+    // verdict is only read in finish(), so every other error still comes first.
+    /** @type {Promise<void> | null} */
+    let digesting = null;
+    if (done && digest?.kind === 'subtle' && early.every((chunk) => chunk instanceof Uint8Array)) {
+      digesting = subtleCheck(early.length === 1 ? early[0] : concat(early), expected);
+      digesting.catch(noop); // read in finish(); any earlier failure wins
+    }
     await settle();
     load = new StreamingLoad(expected, declaredLength(response.headers), onProgress, maxBytes, digest);
     for (let i = 0; i < early.length; i++) load.push(early[i]);
@@ -356,7 +385,7 @@ async function fromResponse(response, label, expected, onProgress, signal, maxBy
       if (step.done) break;
       load.push(step.value);
     }
-    return await load.finish();
+    return await load.finish(digesting);
   } catch (error) {
     reader.cancel().catch(noop);
     throw error;
@@ -364,6 +393,19 @@ async function fromResponse(response, label, expected, onProgress, signal, maxBy
     if (signal) signal.removeEventListener('abort', onAbort);
     if (load !== null) load.free();
   }
+}
+
+/** @param {Uint8Array[]} chunks */
+function concat(chunks) {
+  let length = 0;
+  for (const chunk of chunks) length += chunk.length;
+  const whole = new Uint8Array(length);
+  let at = 0;
+  for (const chunk of chunks) {
+    whole.set(chunk, at);
+    at += chunk.length;
+  }
+  return whole;
 }
 
 async function fromBytes(bytes, expected, onProgress, maxBytes) {

@@ -95,3 +95,32 @@ describe('loadFilter(url) reads the download while the module compiles', { concu
     assert.equal(out.error?.code, 'E_MAGIC', JSON.stringify(out.error));
   });
 });
+
+const EARLY = fileURLToPath(new URL('./helpers/early-digest.mjs', import.meta.url));
+const early = (scenario) => new Promise((resolve, reject) => {
+  execFile(process.execPath, [EARLY, scenario], { timeout: 20000 }, (error, stdout, stderr) => {
+    if (error) reject(new Error(`${scenario}: ${error.message}\n${stderr}`));
+    else resolve(JSON.parse(stdout.trim().split('\n').pop()));
+  });
+});
+
+describe('integrity with SubtleCrypto starts as soon as the whole file is in (as on a page)', { concurrency: true }, () => {
+  it('a body read before the module is ready is digested before the module is ready; the filter is the file', async () => {
+    const out = await early('held');
+    const size = (await readFile(GOLDEN)).length;
+    assert.deepEqual(out.beforeReady, [{ bytes: size, ready: false }]);
+    assert.equal(out.members, out.keys, 'no false negatives');
+    assert.equal(out.wrongIntegrity, 'E_INTEGRITY');
+  });
+
+  it('a file in one chunk is digested from that chunk; mismatches, bad checksums and trailing bytes fail as before', async () => {
+    const out = await early('one-chunk');
+    assert.equal(out.digestGotTheChunk, true);
+    assert.equal(out.members, out.keys, 'no false negatives');
+    assert.equal(out.wrongIntegrity, 'E_INTEGRITY');
+    assert.equal(out.corruptOwnIntegrity, 'E_CHECKSUM', 'integrity that matches a corrupt file does not excuse its checksum');
+    assert.equal(out.corruptGoodIntegrity, 'E_INTEGRITY', 'the mismatch wins over the checksum, as before');
+    assert.equal(out.trailing, 'E_TRAILING');
+    assert.equal(out.goodAgain, null);
+  });
+});
