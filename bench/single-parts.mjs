@@ -26,6 +26,9 @@ const rounds = Number(opt('--rounds', 5));
 const only = opt('--only', '');
 const keys = Number(opt('--keys', 200000));
 const minMs = Number(opt('--min-ms', 100));
+// --alt FILE: a second build of the module, its raw calls timed beside the current one's ('alt ...' beside 'cur ...').
+const alt = opt('--alt', '');
+const alt2 = opt('--alt2', ''); // a third build, as 'alt2 ...'
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
 <script type="module">
@@ -35,7 +38,7 @@ import * as calls from '/js/wasm/calls.js';
 import * as staging from '/js/wasm/staging.js';
 import { makeKeys } from '/bench/browser-cases.mjs';
 import { KINDS } from '/js/wasm/contract.js';
-import { parts } from '/bench/single-parts-page.mjs';
+import { parts, rawCases, rawSetup, stagingCases } from '/bench/single-parts-page.mjs';
 import { BloomFilter as Bloomfilter } from '/node_modules/bloomfilter/bloomfilter.js';
 window.runParts = async (config) => setup(config);
 async function setup(config) {
@@ -54,13 +57,25 @@ async function setup(config) {
   const packedNon = module.mallocOrThrow(non.bytes.length);
   module.HEAPU8.set(mem.bytes, packedBase);
   module.HEAPU8.set(non.bytes, packedNon);
-  const misc = module.mallocOrThrow(16);
+  const misc = module.mallocOrThrow(1024);
   // Raw handles for the wasm-level cases: the same size and keys as the BloomFilter's.
   const rawPtr = calls.filterCreate(KINDS.find((x) => x.name === 'classic').id, 1000000, 0.01, 0, 0, 0);
   const rawFresh = calls.filterCreate(KINDS.find((x) => x.name === 'classic').id, 1000000, 0.01, 0, 0, 0);
   for (let i = 0; i < config.keys; i++) module.ex.bg_filter_add(rawPtr, packedBase + i * len, len);
   const callsPlus = Object.assign(Object.create(null), calls, { __ptr: rawPtr, __freshPtr: rawFresh });
   let { cases, sink } = parts({ filter, fresh, bf, bfFresh, ex: module.ex, staging, calls: callsPlus, members: mem.strings, probes: non.strings, packedBase, packedNon, len, misc });
+  cases = { ...cases, ...stagingCases({ ex: module.ex, at: misc, probes: non.strings, sink }) };
+  cases = { ...cases, ...rawCases('cur', { ...rawSetup(module, mem, non), sink }) };
+  if (config.alt) {
+    const alt = await import('/js/wasm/module.js?alt');
+    await alt.init(await (await fetch('/alt.wasm')).arrayBuffer());
+    cases = { ...cases, ...rawCases('alt', { ...rawSetup(alt, mem, non), sink }) };
+  }
+  if (config.alt2) {
+    const alt = await import('/js/wasm/module.js?alt2');
+    await alt.init(await (await fetch('/alt2.wasm')).arrayBuffer());
+    cases = { ...cases, ...rawCases('alt2', { ...rawSetup(alt, mem, non), sink }) };
+  }
   if (config.only) cases = Object.fromEntries(config.only.split(',').map((name) => [name, cases[name]]));
   const results = {};
   for (const name of Object.keys(cases)) results[name] = [];
@@ -87,6 +102,8 @@ document.documentElement.dataset.ready = 'yes';
     const pathname = new URL(req.url, 'http://x').pathname;
     let body;
     if (pathname === '/page.html') body = Buffer.from(PAGE);
+    else if (pathname === '/alt.wasm' && alt) body = readFileSync(alt);
+    else if (pathname === '/alt2.wasm' && alt2) body = readFileSync(alt2);
     else if (/^\/(js|wasm|bench|node_modules\/bloomfilter)\/[\w./-]+$/.test(pathname) && !pathname.includes('..')) {
       try { body = readFileSync(path.join(root, pathname)); } catch { body = undefined; }
     }
@@ -105,12 +122,14 @@ document.documentElement.dataset.ready = 'yes';
       const page = await engine.newPage();
       await page.goto(`${origin}/page.html`);
       await page.waitFor(() => document.documentElement.dataset.ready === 'yes');
-      const { results, ua } = await page.evaluate((config) => window.runParts(config), { rounds, minMs, keys, only });
+      const { results, ua } = await page.evaluate((config) => window.runParts(config), { rounds, minMs, keys, only, alt, alt2 });
       console.log(`\n## ${name} (${engine.version ?? ua}), load ${os.loadavg()[0].toFixed(2)}`);
       const ref = { 'bg.member': 'bf.member', 'bg.nonmember': 'bf.nonmember', 'bg.add': 'bf.add' };
       for (const [variant, values] of Object.entries(results)) {
         const peer = results[ref[variant]];
-        const ratio = peer ? '  ÷ bloomfilter ' + median(values.map((v, r) => v / peer[r])).toFixed(2) + '×' : '';
+        const base = /^alt2? /.test(variant) ? results[variant.replace(/^alt2? /, 'cur ')] : undefined;
+        const ratio = peer ? '  ÷ bloomfilter ' + median(values.map((v, r) => v / peer[r])).toFixed(2) + '×'
+          : base ? '  ÷ cur ' + median(values.map((v, r) => v / base[r])).toFixed(2) + '× (fastest ' + (Math.min(...values) / Math.min(...base)).toFixed(2) + '×)' : '';
         console.log(`${variant.padEnd(30)} ${median(values).toFixed(1).padStart(8)} ${Math.min(...values).toFixed(1).padStart(8)}${ratio}`);
       }
     } finally {

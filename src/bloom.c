@@ -75,6 +75,18 @@ static int classic_contains(const void *state, bg_hash_pair h) {
   return (int)(all & 1);
 }
 
+/*
+ * filter.c's single-key path for the common case (a utf8 key, so the item is
+ * the key): hash and probe in one call, no dispatch through the kind's table.
+ */
+bg_status bg__classic_add_item(void *state, const void *key, size_t len, uint64_t seed) {
+  return classic_add(state, bg__hash_short(key, len, seed));
+}
+
+int bg__classic_contains_item(const void *state, const void *key, size_t len, uint64_t seed) {
+  return classic_contains(state, bg__hash_short(key, len, seed));
+}
+
 static bg_status classic_contains_many(const void *state, const bg_hash_pair *hashes, size_t count,
                                        uint8_t *results) {
 #if defined(__GNUC__) && !defined(__wasm__)

@@ -142,8 +142,19 @@ bg_status bg_filter_remove_key(bg_filter *f, const void *key, size_t len) {
   return rc;
 }
 
+/* bloom.c: a utf8 item (the key itself) hashed and probed in one call. */
+bg_status bg__classic_add_item(void *state, const void *key, size_t len, uint64_t seed);
+int bg__classic_contains_item(const void *state, const void *key, size_t len, uint64_t seed);
+
 bg_status bg_filter_add(bg_filter *f, const void *item, size_t len) {
   BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
+  /* The common case without the item-key step or dispatch: a utf8 item is its key. */
+  if (f->key_encoding == BG_KEY_UTF8) {
+    bg_status rc = f->ops == &bg_kind_classic ? bg__classic_add_item(f->state, item, len, f->seed)
+                                              : f->ops->add(f->state, bg__hash_short(item, len, f->seed));
+    if (rc == BG_OK) f->count++;
+    return rc;
+  }
   uint8_t scratch[32];
   const uint8_t *key;
   size_t key_len;
@@ -217,6 +228,10 @@ BG_COLD int bg_filter_match_url(const bg_filter *f, const char *url, size_t len,
 
 int bg_filter_contains(const bg_filter *f, const void *item, size_t len) {
   BG_RETURN_IF(!f || (!item && len), BG_E_ARG);
+  if (f->key_encoding == BG_KEY_UTF8) {
+    if (f->ops == &bg_kind_classic) return bg__classic_contains_item(f->state, item, len, f->seed);
+    return f->ops->contains(f->state, bg__hash_short(item, len, f->seed));
+  }
   if (f->key_encoding == BG_KEY_URL) return contains_url(f, item, len);
   uint8_t scratch[32];
   const uint8_t *key;

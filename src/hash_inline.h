@@ -27,8 +27,16 @@ static inline bg_hash_pair bg__hash_xxh3(const void *key, size_t len, uint64_t s
  * hash.c's bg_hash.
  */
 #define bg__hash bg_hash
+/*
+ * Keys up to 128 bytes (XXH3's short paths: most keys a page asks about) hash
+ * in hash.c's bg__hash_short, the same function compiled without the long-input
+ * code: a small function whose multiplies inline, where bg_hash is one large
+ * function that calls its 64x64->128 multiply. Longer keys go to bg_hash.
+ */
+bg_hash_pair bg__hash_short(const void *key, size_t len, uint64_t seed);
 #else
 #define bg__hash bg__hash_xxh3
+#define bg__hash_short bg__hash_xxh3
 #endif
 
 /*
