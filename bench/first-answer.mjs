@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // node bench/first-answer.mjs [--rounds N] [--engines chromium,firefox,webkit] [--keys N] [--out FILE]
-//                            [--variants fetch,bundle,...] [--compare OTHER-BUNDLE.mjs]
+//                            [--variants fetch,bundle,lite,...] [--compare OTHER-BUNDLE.mjs]
 //
 // The first answer in a fresh page (issue 21 item 5), in Chromium (playwright-core, a new
 // browser context per page), Firefox ESR (WebDriver BiDi through tests/browser/engines/, a new tab
@@ -16,6 +16,9 @@
 //   fetchFirst — <link rel="modulepreload"> for the single file; the module script (no static
 //             import) starts fetch(filter) at once, then import()s the single file and hands
 //             loadFilter the Response
+//   lite    — as bundle, with 'bloomgate/lite' (js/lite.mjs: loadFilter, BloomFilter, init and
+//             the module, 70 KB less script)
+//   liteFirst — as fetchFirst, with 'bloomgate/lite'
 //
 // Clock: from a classic script placed just before the page's module script ("from the module
 // script's start", the issue's point) to the answer; also from the HTML's first byte
@@ -32,7 +35,7 @@ import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 
 import { BloomFilter } from '../js/index.js';
-import { bundleSource } from '../scripts/build-bundle.mjs';
+import { bundleSource, liteSource } from '../scripts/build-bundle.mjs';
 import { hasWebKit, startWebKit } from '../tests/browser/helpers/webkit.mjs';
 import { keyAt } from './keys.mjs';
 
@@ -97,6 +100,16 @@ const answer = filter.mightContain(KEY);`,
   },
 };
 
+VARIANTS.lite = {
+  label: '`bloomgate/lite` (js/lite.mjs), static `import`, `loadFilter(url, { integrity })`, one query',
+  body: (integrity) => VARIANTS.bundle.body(integrity).replace('./bundle.mjs', './lite.mjs'),
+};
+VARIANTS.liteFirst = {
+  label: '`modulepreload` for `bloomgate/lite`; the module script calls `fetch(filter)` first, then `import()`s it and hands loadFilter the Response',
+  head: VARIANTS.fetchFirst.head.replace('./bundle.mjs', './lite.mjs'),
+  body: (integrity) => VARIANTS.fetchFirst.body(integrity).replace('./bundle.mjs', './lite.mjs'),
+};
+
 if (values.compare) {
   VARIANTS.compare = {
     label: `the single file as built in ${values.compare}, as \`bundle\``,
@@ -123,7 +136,7 @@ window.__done = { fromScript: t - s0, fromHtml: t - html, moduleStart: moduleSta
 </script></head><body></body></html>
 `;
 
-async function startServer(filter, integrity, bundle) {
+async function startServer(filter, integrity, bundle, lite) {
   const requests = new Map();
   const server = createServer((req, res) => {
     // /p/<token>/<variant>.html, /p/<token>/bundle.mjs, /p/<token>/f1M.bgf
@@ -132,6 +145,7 @@ async function startServer(filter, integrity, bundle) {
     let type;
     if (match?.[2] === 'html' && VARIANTS[match[1]]) [body, type] = [Buffer.from(page(match[1], integrity)), 'text/html; charset=utf-8'];
     else if (match?.[1] === 'bundle' && match[2] === 'mjs') [body, type] = [bundle, 'text/javascript'];
+    else if (match?.[1] === 'lite' && match[2] === 'mjs') [body, type] = [lite, 'text/javascript'];
     else if (match?.[1] === 'compare' && match[2] === 'mjs' && values.compare) [body, type] = [readFileSync(values.compare), 'text/javascript'];
     else if (match?.[1] === 'f1M' && match[2] === 'bgf') [body, type] = [filter, 'application/octet-stream'];
     if (body === undefined) {
@@ -207,13 +221,14 @@ const STARTERS = { chromium: chromiumEngine, firefox: firefoxEngine, webkit: web
 
 async function main() {
   const bundle = Buffer.from(bundleSource()); // built from js/ as it is now, not written
+  const lite = Buffer.from(liteSource());
   log(`building the ${KEYS.toLocaleString('en-US')}-key filter`);
   const filter = await BloomFilter.create({ capacity: KEYS, errorRate: 0.01 });
   for (let i = 0; i < KEYS; i++) filter.add(keyAt(i));
   const bytes = Buffer.from(filter.serialize());
   filter.free();
   const integrity = `sha256-${createHash('sha256').update(bytes).digest('base64')}`;
-  const server = await startServer(bytes, integrity, bundle);
+  const server = await startServer(bytes, integrity, bundle, lite);
   const variants = values.variants ? values.variants.split(',') : Object.keys(VARIANTS);
   if (variants[0] !== 'fetch' || variants.some((v) => !VARIANTS[v])) throw new Error(`--variants: fetch first, then some of ${Object.keys(VARIANTS).join(', ')}`);
   const results = [];
