@@ -46,6 +46,11 @@ export function parts({ filter, fresh, bf, bfFresh, ex, staging, calls, members,
       sink.value += hits;
       return probes.length;
     },
+    'calls.filterAdd'() {
+      const p = calls.__freshPtr;
+      for (let i = 0; i < members.length; i++) calls.filterAdd(p, members[i]);
+      return members.length;
+    },
     // stageKey alone (the charCodeAt loop into the scratch).
     'stageKey'() {
       let total = 0;
@@ -129,7 +134,6 @@ export function parts({ filter, fresh, bf, bfFresh, ex, staging, calls, members,
   }
   return { cases, sink };
 }
-
 
 /** The raw wasm calls of one module instance on keys already in its memory (`label` prefixes the names). */
 export function rawCases(label, { ex, ptr, freshPtr, packedBase, packedNon, len, count, sink }) {

@@ -28,7 +28,11 @@ const keys = Number(opt('--keys', 200000));
 const minMs = Number(opt('--min-ms', 100));
 // --alt FILE: a second build of the module, its raw calls timed beside the current one's ('alt ...' beside 'cur ...').
 const alt = opt('--alt', '');
-const alt2 = opt('--alt2', ''); // a third build, as 'alt2 ...'
+const alt2 = opt('--alt2', '');
+// --base NAME: also print each case's median ratio (per round) to that case.
+const baseCase = opt('--base', '');
+// --old DIR: a copy of an older js/ + wasm/ (git archive REV js wasm package.json | tar -x -C DIR), its add and mightContain timed as 'old.*'.
+const oldDir = opt('--old', '');
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
 <script type="module">
@@ -76,6 +80,16 @@ async function setup(config) {
     await alt.init(await (await fetch('/alt2.wasm')).arrayBuffer());
     cases = { ...cases, ...rawCases('alt2', { ...rawSetup(alt, mem, non), sink }) };
   }
+  if (config.old) {
+    const oldLib = await import('/old/js/index.js');
+    const oldFilter = await oldLib.BloomFilter.create({ capacity: 1000000, errorRate: 0.01 });
+    const oldFresh = await oldLib.BloomFilter.create({ capacity: 1000000, errorRate: 0.01 });
+    oldFilter.addAll(mem.strings);
+    const members = mem.strings, probes = non.strings;
+    cases['old.add'] = () => { const f = oldFresh; for (let i = 0; i < members.length; i++) f.add(members[i]); return members.length; };
+    cases['old.member'] = () => { let h = 0; const f = oldFilter; for (let i = 0; i < members.length; i++) if (f.mightContain(members[i])) h++; sink.value += h; return members.length; };
+    cases['old.nonmember'] = () => { let h = 0; const f = oldFilter; for (let i = 0; i < probes.length; i++) if (f.mightContain(probes[i])) h++; sink.value += h; return probes.length; };
+  }
   if (config.only) cases = Object.fromEntries(config.only.split(',').map((name) => [name, cases[name]]));
   const results = {};
   for (const name of Object.keys(cases)) results[name] = [];
@@ -103,7 +117,9 @@ document.documentElement.dataset.ready = 'yes';
     let body;
     if (pathname === '/page.html') body = Buffer.from(PAGE);
     else if (pathname === '/alt.wasm' && alt) body = readFileSync(alt);
-    else if (pathname === '/alt2.wasm' && alt2) body = readFileSync(alt2);
+    else if (oldDir && /^\/old\/(js|wasm)\/[\w./-]+$/.test(pathname) && !pathname.includes('..')) {
+      try { body = readFileSync(path.join(oldDir, pathname.slice(5))); } catch { body = undefined; }
+    } else if (pathname === '/alt2.wasm' && alt2) body = readFileSync(alt2);
     else if (/^\/(js|wasm|bench|node_modules\/bloomfilter)\/[\w./-]+$/.test(pathname) && !pathname.includes('..')) {
       try { body = readFileSync(path.join(root, pathname)); } catch { body = undefined; }
     }
@@ -122,7 +138,7 @@ document.documentElement.dataset.ready = 'yes';
       const page = await engine.newPage();
       await page.goto(`${origin}/page.html`);
       await page.waitFor(() => document.documentElement.dataset.ready === 'yes');
-      const { results, ua } = await page.evaluate((config) => window.runParts(config), { rounds, minMs, keys, only, alt, alt2 });
+      const { results, ua } = await page.evaluate((config) => window.runParts(config), { rounds, minMs, keys, only, alt, alt2, old: Boolean(oldDir) });
       console.log(`\n## ${name} (${engine.version ?? ua}), load ${os.loadavg()[0].toFixed(2)}`);
       const ref = { 'bg.member': 'bf.member', 'bg.nonmember': 'bf.nonmember', 'bg.add': 'bf.add' };
       for (const [variant, values] of Object.entries(results)) {
@@ -130,7 +146,8 @@ document.documentElement.dataset.ready = 'yes';
         const base = /^alt2? /.test(variant) ? results[variant.replace(/^alt2? /, 'cur ')] : undefined;
         const ratio = peer ? '  ÷ bloomfilter ' + median(values.map((v, r) => v / peer[r])).toFixed(2) + '×'
           : base ? '  ÷ cur ' + median(values.map((v, r) => v / base[r])).toFixed(2) + '× (fastest ' + (Math.min(...values) / Math.min(...base)).toFixed(2) + '×)' : '';
-        console.log(`${variant.padEnd(30)} ${median(values).toFixed(1).padStart(8)} ${Math.min(...values).toFixed(1).padStart(8)}${ratio}`);
+        const toBase = baseCase && results[baseCase] ? `  ÷ ${baseCase} ${median(values.map((v, r) => v / results[baseCase][r])).toFixed(2)}×` : '';
+        console.log(`${variant.padEnd(30)} ${median(values).toFixed(1).padStart(8)} ${Math.min(...values).toFixed(1).padStart(8)}${ratio}${toBase}`);
       }
     } finally {
       await engine.close();

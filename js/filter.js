@@ -237,6 +237,9 @@ class FilterHandle {
     this.ptr = ptr;
     // A static kind collecting keys: it is built (sealed) before its first query.
     this.unsealed = unsealed;
+    // add(item) without a value is known to be right (valueBits 0): set by the first one, so later
+    // ones skip the identity lookup (valueBits never changes).
+    this.plainAdd = false;
   }
 
   /** The pointer, ready for queries: seals a static kind that has new keys. */
@@ -326,10 +329,19 @@ export class BloomFilter {
    * (an item added twice with different values keeps the larger).
    */
   add(item, value) {
-    const ptr = this.#handle.ptr;
+    const handle = this.#handle;
+    const ptr = handle.ptr;
+    if (value === undefined && handle.plainAdd && ptr !== 0) wasm.filterAdd(ptr, item);
+    else this.#addChecked(ptr, item, value);
+  }
+
+  // add() the first time, with a value, or on a freed filter.
+  #addChecked(ptr, item, value) {
     if (ptr === 0) throw freedError();
-    if (value === undefined && this.#valueBits() === 0) wasm.filterAdd(ptr, item);
-    else wasm.filterAddValue(ptr, item, this.#checkValue(value, 'add'));
+    if (value === undefined && this.#valueBits() === 0) {
+      this.#handle.plainAdd = true;
+      wasm.filterAdd(ptr, item);
+    } else wasm.filterAddValue(ptr, item, this.#checkValue(value, 'add'));
   }
 
   /** r: the bits of value stored with each key (0..8; 0 for kinds without values). */
