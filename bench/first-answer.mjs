@@ -18,6 +18,7 @@
 //             loadFilter the Response
 //   lite    — as bundle, with 'bloomgate/lite' (js/lite.mjs: loadFilter, BloomFilter, init and
 //             the module, 70 KB less script)
+//   litePreload — as lite, the <head> carrying <link rel="modulepreload"> for js/lite.mjs
 //   liteFirst — as fetchFirst, with 'bloomgate/lite'
 //
 // Clock: from a classic script placed just before the page's module script ("from the module
@@ -103,6 +104,11 @@ const answer = filter.mightContain(KEY);`,
 VARIANTS.lite = {
   label: '`bloomgate/lite` (js/lite.mjs), static `import`, `loadFilter(url, { integrity })`, one query',
   body: (integrity) => VARIANTS.bundle.body(integrity).replace('./bundle.mjs', './lite.mjs'),
+};
+VARIANTS.litePreload = {
+  label: '`bloomgate/lite`, static `import`, the `<head>` carrying `modulepreload` for it (no preload of the filter)',
+  head: '<link rel="modulepreload" href="./lite.mjs">',
+  body: VARIANTS.lite.body,
 };
 VARIANTS.liteFirst = {
   label: '`modulepreload` for `bloomgate/lite`; the module script calls `fetch(filter)` first, then `import()`s it and hands loadFilter the Response',
