@@ -51,6 +51,44 @@ export function parts({ filter, fresh, bf, bfFresh, ex, staging, calls, members,
       for (let i = 0; i < members.length; i++) calls.filterAdd(p, members[i]);
       return members.length;
     },
+    // stage and call fused by hand: a local view, the export in a local, no module bindings
+    'fused by hand'() {
+      let hits = 0;
+      const fn = ex.bg_filter_contains;
+      const words = new Uint32Array(ex.memory.buffer, misc, 256);
+      for (let i = 0; i < probes.length; i++) {
+        const s = probes[i];
+        const n = s.length;
+        if (!wordsCheckEach(s, n, words)) throw new Error('not ascii');
+        hits += fn(ptr, misc, n);
+      }
+      sink.value += hits;
+      return probes.length;
+    },
+    // the same through stageKey (the library's staging, the scratch it writes)
+    'fused via stageKey'() {
+      let hits = 0;
+      const fn = ex.bg_filter_contains;
+      for (let i = 0; i < probes.length; i++) {
+        const len = staging.stageKey(probes[i], 'item');
+        hits += fn(ptr, staging.scratchPtr, len);
+      }
+      sink.value += hits;
+      return probes.length;
+    },
+    // hand staging, the export read from the exports object at each call
+    'fused via ex.prop'() {
+      let hits = 0;
+      const words = new Uint32Array(ex.memory.buffer, misc, 256);
+      for (let i = 0; i < probes.length; i++) {
+        const s = probes[i];
+        const n = s.length;
+        if (!wordsCheckEach(s, n, words)) throw new Error('not ascii');
+        hits += ex.bg_filter_contains(ptr, misc, n);
+      }
+      sink.value += hits;
+      return probes.length;
+    },
     // stageKey alone (the charCodeAt loop into the scratch).
     'stageKey'() {
       let total = 0;
