@@ -20,6 +20,8 @@
 //             the module, 70 KB less script)
 //   litePreload — as lite, the <head> carrying <link rel="modulepreload"> for js/lite.mjs
 //   liteFirst — as fetchFirst, with 'bloomgate/lite'
+//   liteEarly — lite, static import; a classic script right after the clock's starts
+//             fetch(filter) and the module hands loadFilter that Response
 //
 // Clock: from a classic script placed just before the page's module script ("from the module
 // script's start", the issue's point) to the answer; also from the HTML's first byte
@@ -110,6 +112,14 @@ VARIANTS.litePreload = {
   head: '<link rel="modulepreload" href="./lite.mjs">',
   body: VARIANTS.lite.body,
 };
+VARIANTS.liteEarly = {
+  label: '`bloomgate/lite`, static `import`; a classic script after the clock\'s starts `fetch(filter)`, and the module hands loadFilter that Response',
+  pre: '<script>window.__filtering = fetch(\'./f1M.bgf\');</script>',
+  body: (integrity) => `import { init, loadFilter } from './lite.mjs';
+init().then(() => { window.__moduleReady = performance.now(); });
+const filter = await loadFilter(await window.__filtering, { integrity: ${JSON.stringify(integrity)} });
+const answer = filter.mightContain(KEY);`,
+};
 VARIANTS.liteFirst = {
   label: '`modulepreload` for `bloomgate/lite`; the module script calls `fetch(filter)` first, then `import()`s it and hands loadFilter the Response',
   head: VARIANTS.fetchFirst.head.replace('./bundle.mjs', './lite.mjs'),
@@ -127,6 +137,7 @@ const page = (variant, integrity) => `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>first answer</title>
 ${VARIANTS[variant].head ?? ''}
 <script>window.__scriptStart = performance.now();</script>
+${VARIANTS[variant].pre ?? ''}
 <script type="module">
 const KEY = ${JSON.stringify(keyAt(0))};
 const FILTER = new URL('./f1M.bgf', import.meta.url).href;
