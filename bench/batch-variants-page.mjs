@@ -1,6 +1,184 @@
 // The variants bench/batch-variants.mjs times in each engine's page (see there).
 // Each returns how many keys it handled.
+
+function packWordsLoHi(items, start, total, maxUnits) {
+  const { arenaReserve } = env.arenaMod;
+  arenaReserve(maxUnits + 4);
+  const a = env.arenaMod.arena;
+  const words = env.module.HEAPU32;
+  let w = a.items >>> 2;
+  let at = a.offsets >>> 2;
+  const last = Math.min(total, start + 4096);
+  let pending = 0;
+  let bits = 0;
+  let units = 0;
+  let seen = 0;
+  let i = start;
+  words[at++] = 0;
+  for (; i < last; i++) {
+    const s = items[i];
+    if (typeof s !== 'string') break;
+    const n = s.length;
+    if (units + n > maxUnits) break;
+    const full = n & ~3;
+    let j = 0;
+    if (bits === 0) {
+      for (; j < full; j += 4) {
+        const lo = s.charCodeAt(j) | (s.charCodeAt(j + 2) << 16);
+        const hi = s.charCodeAt(j + 1) | (s.charCodeAt(j + 3) << 16);
+        seen |= lo | hi;
+        words[w++] = lo | (hi << 8);
+      }
+    } else {
+      const back = 32 - bits;
+      for (; j < full; j += 4) {
+        const lo = s.charCodeAt(j) | (s.charCodeAt(j + 2) << 16);
+        const hi = s.charCodeAt(j + 1) | (s.charCodeAt(j + 3) << 16);
+        seen |= lo | hi;
+        const word = lo | (hi << 8);
+        words[w++] = pending | (word << bits);
+        pending = word >>> back;
+      }
+    }
+    if (j < n) {
+      const x = s.charCodeAt(j);
+      const y = j + 1 < n ? s.charCodeAt(j + 1) : 0;
+      const z = j + 2 < n ? s.charCodeAt(j + 2) : 0;
+      seen |= x | y | z;
+      const tail = x | (y << 8) | (z << 16);
+      const filled = bits + ((n - j) << 3);
+      if (filled < 32) {
+        pending |= tail << bits;
+        bits = filled;
+      } else {
+        words[w++] = pending | (tail << bits);
+        pending = tail >>> (32 - bits);
+        bits = filled - 32;
+      }
+    }
+    units += n;
+    words[at++] = units;
+  }
+  if (bits !== 0) words[w] = pending;
+  return (seen & 0xff80ff80) === 0 ? i : -(i + 1);
+}
+
+function packWordsCopy(items, start, total, maxUnits) {
+  const { arenaReserve } = env.arenaMod;
+  arenaReserve(maxUnits + 4);
+  const a = env.arenaMod.arena;
+  const words = env.module.HEAPU32;
+  let w = a.items >>> 2;
+  let at = a.offsets >>> 2;
+  const last = Math.min(total, start + 4096);
+  let pending = 0;
+  let bits = 0;
+  let units = 0;
+  let seen = 0;
+  let i = start;
+  words[at++] = 0;
+  for (; i < last; i++) {
+    const s = items[i];
+    if (typeof s !== 'string') break;
+    const n = s.length;
+    if (units + n > maxUnits) break;
+    const full = n & ~3;
+    let j = 0;
+    if (bits === 0) {
+      for (; j < full; j += 4) {
+        const a = s.charCodeAt(j);
+        const b = s.charCodeAt(j + 1);
+        const c = s.charCodeAt(j + 2);
+        const d = s.charCodeAt(j + 3);
+        seen |= a | b | c | d;
+        words[w++] = a | (b << 8) | (c << 16) | (d << 24);
+      }
+    } else {
+      const back = 32 - bits;
+      for (; j < full; j += 4) {
+        const a = s.charCodeAt(j);
+        const b = s.charCodeAt(j + 1);
+        const c = s.charCodeAt(j + 2);
+        const d = s.charCodeAt(j + 3);
+        seen |= a | b | c | d;
+        const word = a | (b << 8) | (c << 16) | (d << 24);
+        words[w++] = pending | (word << bits);
+        pending = word >>> back;
+      }
+    }
+    if (j < n) {
+      const x = s.charCodeAt(j);
+      const y = j + 1 < n ? s.charCodeAt(j + 1) : 0;
+      const z = j + 2 < n ? s.charCodeAt(j + 2) : 0;
+      seen |= x | y | z;
+      const tail = x | (y << 8) | (z << 16);
+      const filled = bits + ((n - j) << 3);
+      if (filled < 32) {
+        pending |= tail << bits;
+        bits = filled;
+      } else {
+        words[w++] = pending | (tail << bits);
+        pending = tail >>> (32 - bits);
+        bits = filled - 32;
+      }
+    }
+    units += n;
+    words[at++] = units;
+  }
+  if (bits !== 0) words[w] = pending;
+  return seen < 0x80 ? i : -(i + 1);
+}
+
+function packHalves(items, start, total, maxUnits) {
+  const { arenaReserve } = env.arenaMod;
+  arenaReserve(maxUnits + 4);
+  const a = env.arenaMod.arena;
+  const heap = env.module.HEAPU8;
+  if (env.halves === undefined || env.halves.buffer !== heap.buffer) env.halves = new Uint16Array(heap.buffer);
+  const halves = env.halves;
+  const words = env.module.HEAPU32;
+  const base = a.items;
+  let p = base; // byte position
+  let at = a.offsets >>> 2;
+  const last = Math.min(total, start + 4096);
+  let seen = 0;
+  let i = start;
+  words[at++] = 0;
+  for (; i < last; i++) {
+    const s = items[i];
+    if (typeof s !== 'string') break;
+    const n = s.length;
+    if (p - base + n > maxUnits) break;
+    let j = 0;
+    if ((p & 1) !== 0 && n > 0) {
+      const c = s.charCodeAt(0);
+      seen |= c;
+      heap[p++] = c;
+      j = 1;
+    }
+    let h = p >>> 1;
+    const pairs = j + ((n - j) & ~1);
+    for (; j < pairs; j += 2) {
+      const lo = s.charCodeAt(j);
+      const hi = s.charCodeAt(j + 1);
+      seen |= lo | hi;
+      halves[h++] = lo | (hi << 8);
+    }
+    p = h << 1;
+    if (j < n) {
+      const c = s.charCodeAt(j);
+      seen |= c;
+      heap[p++] = c;
+    }
+    words[at++] = p - base;
+  }
+  return seen < 0x80 ? i : -(i + 1);
+}
+
+const env = {};
 export function variants({ filter, module, arenaMod, staging, calls, KINDS, strings, packed, batch }) {
+  env.arenaMod = arenaMod;
+  env.module = module;
   const { ex } = module;
   const { arenaReserve } = arenaMod;
   const arena = () => arenaMod.arena;
@@ -214,6 +392,32 @@ export function variants({ filter, module, arenaMod, staging, calls, KINDS, stri
         const out = falses.slice(0, n);
         sink += out[0] ? 1 : 0;
       }
+      return strings.length;
+    },
+    packWords: () => {
+      // the library's 'words' pass over each batch (arena.js packWordsChunk): type checks, chunk end, words, offsets
+      for (const g of groups) sink += arenaMod.packWordsChunk(g, 0, g.length, 48 * 1024);
+      return strings.length;
+    },
+    packWordsLoHi: () => {
+      // packWordsChunk with characters paired as (a | c << 16) and (b | d << 16): one ASCII test per pair of pairs
+      for (const g of groups) sink += packWordsLoHi(g, 0, g.length, 48 * 1024);
+      return strings.length;
+    },
+    packWordsCopy: () => {
+      // packWordsChunk's loop copied into this file (the same code as packWords, another function)
+      for (const g of groups) sink += packWordsCopy(g, 0, g.length, 48 * 1024);
+      return strings.length;
+    },
+    packHalves: () => {
+      // two characters a u16 store (keys start at any byte: an odd start writes one byte first)
+      for (const g of groups) sink += packHalves(g, 0, g.length, 48 * 1024);
+      return strings.length;
+    },
+    arrayAllocBig: () => {
+      // the bytes of arrayAllocOnly as one array a pass (one allocation instead of one a batch)
+      const out = new Array(strings.length).fill(false);
+      sink += out[0] ? 1 : 0;
       return strings.length;
     },
     arrayReuse: () => {

@@ -247,9 +247,10 @@ export function packAsciiWords(items, start, end, units, offsetIndex) {
  * first item is not a string or alone holds more than maxUnits units: the
  * caller's general path takes those.
  *
- * In JavaScriptCore every pass over a chunk costs: the separate passes
- * (finding the chunk's end, checking types, encoding) took a batch of
- * 38-character keys from ~76 to ~95 ns a key (bench/batch-variants.mjs).
+ * In JavaScriptCore every pass over a chunk costs: with the separate passes
+ * (finding the chunk's end, checking types, encoding) a batch of 38-character
+ * keys took 95 ns a key in its fastest round, the same work inlined in one pass
+ * 76 (bench/batch-variants.mjs `many` and `streamPathInline`, WebKitGTK, load 2.7).
  */
 export function packWordsChunk(items, start, total, maxUnits) {
   arenaReserve(maxUnits + 4); // the last word may carry up to 3 zero bytes past the keys
