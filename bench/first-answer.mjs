@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // node bench/first-answer.mjs [--rounds N] [--engines chromium,firefox,webkit] [--keys N] [--out FILE]
 //                            [--variants fetch,bundle,lite,...] [--compare OTHER-BUNDLE.mjs]
+//                            [--link RTT_MS,MBIT_S]
 //
 // The first answer in a fresh page (issue 21 item 5), in Chromium (playwright-core, a new
 // browser context per page), Firefox ESR (WebDriver BiDi through tests/browser/engines/, a new tab
@@ -22,6 +23,11 @@
 //   liteFirst — as fetchFirst, with 'bloomgate/lite'
 //   liteEarly — lite, static import; a classic script right after the clock's starts
 //             fetch(filter) and the module hands loadFilter that Response
+//
+// --link RTT_MS,MBIT_S shapes every response at the server, as a real link would: each one's
+// first byte waits RTT_MS (the request's round trip), then its body is written in 16 KiB slices
+// paced at MBIT_S, every response sharing that one link's bandwidth (a page's script and its filter
+// compete, as they do on a phone's connection). Without it, 127.0.0.1 serves at memory speed.
 //
 // Clock: from a classic script placed just before the page's module script ("from the module
 // script's start", the issue's point) to the answer; also from the HTML's first byte
@@ -56,8 +62,15 @@ const { values } = parseArgs({
     variants: { type: 'string' },
     // Another build of the single file (say, of an earlier commit), timed as the page 'compare'.
     compare: { type: 'string' },
+    link: { type: 'string' },
   },
 });
+const LINK = (() => {
+  if (values.link === undefined) return null;
+  const [rtt, mbit] = values.link.split(',').map(Number);
+  if (!(rtt >= 0) || !(mbit > 0)) throw new RangeError('--link takes RTT_MS,MBIT_S (say 40,20)');
+  return { rtt, bytesPerMs: (mbit * 1e6) / 8 / 1000 };
+})();
 const ROUNDS = Number(values.rounds);
 const KEYS = Number(values.keys);
 const ENGINES = values.engines.split(',').filter(Boolean);
@@ -153,6 +166,26 @@ window.__done = { fromScript: t - s0, fromHtml: t - html, moduleStart: moduleSta
 </script></head><body></body></html>
 `;
 
+// One shared link: the time at which it is next free, so concurrent responses share its bandwidth.
+let linkFreeAt = 0;
+const SLICE = 16 * 1024;
+
+function sendOverLink(res, body) {
+  const sendFrom = (offset) => {
+    if (res.destroyed) return;
+    if (offset >= body.length) {
+      res.end();
+      return;
+    }
+    const slice = body.subarray(offset, offset + SLICE);
+    const now = performance.now();
+    linkFreeAt = Math.max(linkFreeAt, now) + slice.length / LINK.bytesPerMs;
+    res.write(slice);
+    setTimeout(() => sendFrom(offset + slice.length), Math.max(0, linkFreeAt - now));
+  };
+  setTimeout(() => sendFrom(0), LINK.rtt);
+}
+
 async function startServer(filter, integrity, bundle, lite) {
   const requests = new Map();
   const server = createServer((req, res) => {
@@ -173,7 +206,8 @@ async function startServer(filter, integrity, bundle, lite) {
     // Each page has paths of its own, so nothing is reused from one page to the next; the files are
     // cacheable as a CDN serves them, which WebKit needs to hand a preloaded response to fetch().
     res.writeHead(200, { 'content-type': type, 'content-length': body.length, 'cache-control': 'max-age=3600' });
-    res.end(body);
+    if (LINK === null) res.end(body);
+    else sendOverLink(res, body);
   });
   server.keepAliveTimeout = 120_000;
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -298,6 +332,8 @@ async function main() {
     '',
     `${new Date().toISOString()}, ${os.cpus()[0]?.model ?? 'unknown CPU'} × ${os.cpus().length}, load ${os.loadavg()[0].toFixed(2)}; ` +
       `${KEYS.toLocaleString('en-US')}-key filter (${bytes.length.toLocaleString('en-US')} B), ${ROUNDS} interleaved rounds, medians; ` +
+      (LINK === null ? 'served from 127.0.0.1 at memory speed; '
+        : `every response shaped at the server as over one link of ${values.link.split(',')[0]} ms round trip and ${values.link.split(',')[1]} Mbit/s (--link); `) +
       '"÷ fetch" is the median of each page\'s time over the reference page of its round.',
     '',
     '| engine | page | from the module script (ms) | ÷ fetch | from the HTML (ms) | ÷ fetch | module body runs | filter requested | filter downloaded | wasm module ready | filter requests a page |',
