@@ -250,6 +250,15 @@ int bg_filter_contains(const bg_filter *f, const void *item, size_t len) {
 
 static bg_status hash_group(const bg_filter *f, const uint8_t *items, const uint32_t *offsets, size_t first,
                             size_t n, bg_hash_pair *out) {
+  if (f->key_encoding == BG_KEY_UTF8) {
+    /* As the single-key path: a utf8 item is its key, hashed by bg__hash_short (no item-key step). */
+    for (size_t j = 0; j < n; j++) {
+      uint32_t start = offsets[first + j], end = offsets[first + j + 1];
+      BG_RETURN_IF(end < start, BG_E_ARG);
+      out[j] = bg__hash_short(items + start, end - start, f->seed);
+    }
+    return BG_OK;
+  }
   for (size_t j = 0; j < n; j++) {
     uint32_t start = offsets[first + j], end = offsets[first + j + 1];
     BG_RETURN_IF(end < start, BG_E_ARG);
