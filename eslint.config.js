@@ -65,9 +65,10 @@ export default [
     ignores: [
       '**/node_modules/**',
       'build/**',
-      // Generated (committed; CI checks they are fresh): the inlined module and the one-file bundle.
+      // Generated (committed; CI checks they are fresh): the inlined module and the one-file bundles.
       'js/inline-module.js',
       'js/bundle.mjs',
+      'js/lite.mjs',
       // Written by examples/*/build steps.
       'examples/extension/vendor/**',
       'examples/extension/filters/**',
