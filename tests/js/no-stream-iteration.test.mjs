@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 
 import { buildSync } from 'esbuild';
 
-import { bundleSource } from '../../scripts/build-bundle.mjs';
+import { bundleSource, liteSource } from '../../scripts/build-bundle.mjs';
 import { BloomFilter, loadFilter } from '../../js/index.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -37,8 +37,9 @@ describe('no async iteration over streams in what browsers run', () => {
     assert.deepEqual(offenders, [], 'a `for await` or Symbol.asyncIterator in a module browsers load');
   });
 
-  it('the single file has none either', () => {
+  it('the single file and bloomgate/lite have none either', () => {
     assert.doesNotMatch(bundleSource(), ITERATION);
+    assert.doesNotMatch(liteSource(), ITERATION);
   });
 
   it('loadFilter reads a stream that cannot be iterated (as in Safari), piece by piece, with integrity', async () => {

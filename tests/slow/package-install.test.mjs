@@ -53,10 +53,11 @@ const APP = `
 import * as main from 'bloomgate';
 import * as inline from 'bloomgate/inline';
 import * as bundle from 'bloomgate/bundle';
+import * as lite from 'bloomgate/lite';
 import { createRequire } from 'node:module';
 
 const out = {};
-for (const [name, lib] of Object.entries({ main, inline, bundle })) {
+for (const [name, lib] of Object.entries({ main, inline, bundle, lite })) {
   const f = await lib.BloomFilter.create({ capacity: 1000, errorRate: 0.01 });
   f.add('in-the-list');
   const g = await lib.BloomFilter.from(f.serialize());
@@ -84,7 +85,7 @@ function checkApp(app) {
   const result = spawnSync(process.execPath, ['app.mjs'], { cwd: app, encoding: 'utf8' });
   assert.equal(result.status, 0, result.stderr);
   const out = JSON.parse(result.stdout);
-  for (const name of ['main', 'inline', 'bundle']) {
+  for (const name of ['main', 'inline', 'bundle', 'lite']) {
     assert.deepEqual(out[name], { member: true, stranger: false, kind: 'classic' }, name);
   }
   assert.match(out.wasm, /\/bloomgate\/wasm\/bloomgate\.wasm$/);
@@ -113,13 +114,13 @@ describe('the npm pack tarball, installed into a fresh project', { timeout: 1200
   });
 
   it('ships the licence, the changelog and the generated entry files', () => {
-    for (const path of ['LICENSE', 'CHANGELOG.md', 'README.md', 'js/inline-module.js', 'js/bundle.mjs', 'wasm/bloomgate.wasm']) {
+    for (const path of ['LICENSE', 'CHANGELOG.md', 'README.md', 'js/inline-module.js', 'js/bundle.mjs', 'js/lite.mjs', 'wasm/bloomgate.wasm']) {
       assert.ok(files.has(path), `${path} is not in ${tarball}`);
     }
     assert.match(tarball, new RegExp(`bloomgate-${version.replace(/\./g, '\\.')}\\.tgz$`));
   });
 
-  it('bloomgate, bloomgate/inline and bloomgate/bundle import by name and answer', () => {
+  it('bloomgate, bloomgate/inline, bloomgate/bundle and bloomgate/lite import by name and answer', () => {
     checkApp(join(dir, 'app'));
   });
 
