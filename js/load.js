@@ -146,7 +146,10 @@ class StreamingLoad {
     this.expected = expected;
     this.native = digest?.kind === 'native' ? digest.createSha256() : null;
     this.subtle = digest?.kind === 'subtle' && expected !== null;
-    /** @type {Promise<void> | null} SubtleCrypto's check, started on a first chunk that is the whole file */
+    /**
+     * @type {Promise<void> | null} SubtleCrypto's check, started on the whole body once it is in
+     * (fromResponse's early chunks, or a first chunk that is the whole file); read in finish()
+     */
     this.digesting = null;
     this.sha = null;
     try {
@@ -173,7 +176,7 @@ class StreamingLoad {
       this.buffer.append(rest.length === need ? rest : rest.subarray(0, need));
       rest = rest.subarray(need);
       this.learnLength();
-      if (first && this.subtle && chunk.length === this.total) {
+      if (first && this.subtle && this.digesting === null && chunk.length === this.total) {
         // The whole file in one chunk (WebKit hands over a body that has arrived that way):
         // SubtleCrypto digests it off the main thread while it is copied and checksummed.
         // Its verdict is read in finish(), so every other error still comes first.
@@ -221,11 +224,7 @@ class StreamingLoad {
     }
   }
 
-  /**
-   * @param {Promise<void> | null} [digesting] the SubtleCrypto check, already started over the
-   *   whole body (read before the module was ready); null: digest the buffer here
-   */
-  async finish(digesting = null) {
+  async finish() {
     const buffer = this.buffer;
     if (this.total < 0) {
       const { rc } = buffer.peekHeader();
@@ -244,7 +243,7 @@ class StreamingLoad {
     // SubtleCrypto digests off the main thread (it copies its input when called, so
     // wasm memory may change meanwhile): validate and build the filter while it runs.
     // A mismatch still wins over any other error, as with the wasm digest.
-    digesting ??= this.digesting ?? subtleCheck(buffer.bytes(), this.expected);
+    const digesting = this.digesting ?? subtleCheck(buffer.bytes(), this.expected);
     let filter;
     try {
       filter = wrapFilterPointer(buffer.takeFilter());
@@ -377,6 +376,7 @@ async function fromResponse(response, label, expected, onProgress, signal, maxBy
     }
     await settle();
     load = new StreamingLoad(expected, declaredLength(response.headers), onProgress, maxBytes, digest);
+    load.digesting = digesting; // started above, or null
     for (let i = 0; i < early.length; i++) load.push(early[i]);
     early.length = 0;
     while (!done) {
@@ -385,7 +385,7 @@ async function fromResponse(response, label, expected, onProgress, signal, maxBy
       if (step.done) break;
       load.push(step.value);
     }
-    return await load.finish(digesting);
+    return await load.finish();
   } catch (error) {
     reader.cancel().catch(noop);
     throw error;

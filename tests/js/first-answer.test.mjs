@@ -113,6 +113,13 @@ describe('integrity with SubtleCrypto starts as soon as the whole file is in (as
     assert.equal(out.wrongIntegrity, 'E_INTEGRITY');
   });
 
+  it('a whole body in one chunk before the module is ready is digested once', async () => {
+    const out = await early('held-one-chunk');
+    const size = (await readFile(GOLDEN)).length;
+    assert.deepEqual(out.digests, [{ bytes: size, ready: false }]);
+    assert.equal(out.members, out.keys, 'no false negatives');
+  });
+
   it('a file in one chunk is digested from that chunk; mismatches, bad checksums and trailing bytes fail as before', async () => {
     const out = await early('one-chunk');
     assert.equal(out.digestGotTheChunk, true);

@@ -4,7 +4,8 @@
  * whose digest() is wrapped to record what it was called with and whether the module was ready.
  * Scenarios: 'held' (the module held back while a body in 100-byte chunks is read; the digest
  * must start before the module is ready), 'one-chunk' (the module ready, the whole file in one
- * chunk; the digest must be given that chunk itself).
+ * chunk; the digest must be given that chunk itself), 'held-one-chunk' (the module held back, the
+ * whole file in one chunk; one digest, not one for the early body and another for its chunk).
  */
 import { readFile } from 'node:fs/promises';
 
@@ -62,6 +63,19 @@ if (scenario === 'held') {
   out.keys = golden.keys.length;
   filter.free();
   out.wrongIntegrity = await errorOf(lib.loadFilter(respond(file, 100), { integrity: sri(corrupt) }));
+} else if (scenario === 'held-one-chunk') {
+  let release;
+  lib.init(new Promise((resolve) => {
+    release = resolve;
+  }));
+  const loading = lib.loadFilter(respond(file, file.length), { integrity: sri(file) });
+  for (let i = 0; i < 200 && calls.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 1));
+  release(moduleBytes);
+  const filter = await loading;
+  out.digests = calls.map(({ bytes, ready }) => ({ bytes, ready }));
+  out.members = members(filter);
+  out.keys = golden.keys.length;
+  filter.free();
 } else if (scenario === 'one-chunk') {
   await lib.init(moduleBytes);
   const chunk = file.slice();
