@@ -165,81 +165,11 @@ export function runPacked(handle, { bytes, offsets, count }, onChunk) {
 /* ------------------------------------------------------------------------ */
 
 /**
- * The 'words' batch encoder: the strings items[start, end) (all strings,
- * `units` UTF-16 units in all) written back to back into the arena four
- * characters a u32 store, the stores streamed across key boundaries (a key's
- * first characters complete the word the previous key left open), and their
- * offsets. False when a unit is >= 0x80: what was written is garbage the
- * key-by-key path overwrites.
- */
-export function packAsciiWords(items, start, end, units, offsetIndex) {
-  arenaReserve(units + 4); // the last word may carry up to 3 zero bytes past the keys
-  const base = arena.items;
-  if ((base & 3) !== 0) return false; // malloc aligns to 8; never taken
-  const words = HEAPU32; // the keys' words and their offsets
-  let w = base >>> 2;
-  let at = offsetIndex;
-  let pending = 0; // the open word's bytes, low first
-  let bits = 0; // how many bits of it are filled: 0, 8, 16 or 24
-  let offset = 0;
-  let seen = 0; // every unit ORed: >= 0x80 when one is not ASCII
-  words[at++] = 0;
-  for (let i = start; i < end; i++) {
-    const s = items[i];
-    const n = s.length;
-    const full = n & ~3;
-    let j = 0;
-    if (bits === 0) {
-      for (; j < full; j += 4) {
-        const a = s.charCodeAt(j);
-        const b = s.charCodeAt(j + 1);
-        const c = s.charCodeAt(j + 2);
-        const d = s.charCodeAt(j + 3);
-        seen |= a | b | c | d;
-        words[w++] = a | (b << 8) | (c << 16) | (d << 24);
-      }
-    } else {
-      const back = 32 - bits;
-      for (; j < full; j += 4) {
-        const a = s.charCodeAt(j);
-        const b = s.charCodeAt(j + 1);
-        const c = s.charCodeAt(j + 2);
-        const d = s.charCodeAt(j + 3);
-        seen |= a | b | c | d;
-        const word = a | (b << 8) | (c << 16) | (d << 24);
-        words[w++] = pending | (word << bits);
-        pending = word >>> back;
-      }
-    }
-    if (j < n) {
-      // The last 1-3 characters as one word, added to the open one.
-      const a = s.charCodeAt(j);
-      const b = j + 1 < n ? s.charCodeAt(j + 1) : 0;
-      const c = j + 2 < n ? s.charCodeAt(j + 2) : 0;
-      seen |= a | b | c;
-      const tail = a | (b << 8) | (c << 16);
-      const filled = bits + ((n - j) << 3);
-      if (filled < 32) {
-        pending |= tail << bits;
-        bits = filled;
-      } else {
-        words[w++] = pending | (tail << bits);
-        pending = tail >>> (32 - bits); // bits >= 8 here: 3 characters and fewer fill no empty word
-        bits = filled - 32;
-      }
-    }
-    offset += n;
-    words[at++] = offset;
-  }
-  if (bits !== 0) words[w] = pending;
-  return seen < 0x80;
-}
-
-/**
- * The 'words' encoder for an array of strings, in the one pass that also finds
- * the chunk's end and checks the items' types: items[start, end) written back
- * to back into the arena four characters a u32 store (streamed across key
- * boundaries, as packAsciiWords) with their offsets, where the chunk ends at
+ * The 'words' batch encoder, in the one pass that also finds the chunk's end
+ * and checks the items' types: the strings from items[start] written back to
+ * back into the arena four characters a u32 store, the stores streamed across
+ * key boundaries (a key's first characters complete the word the previous key
+ * left open), with their offsets, where the chunk ends at
  * BATCH_KEYS keys, before the key that would take it past `maxUnits` UTF-16
  * units, or before the first item that is not a string. Returns end, or
  * -(end + 1) when a unit is >= 0x80 (what was written is garbage; the caller

@@ -7,7 +7,7 @@
  */
 import { ex, HEAPU8, HEAPU32, mallocOrThrow, onAttach, onMemoryGrowth } from './module.js';
 import {
-  BATCH_KEYS, arena, arenaReserve, arenaShrink, getBatchEncoder, isUint8Array, packAsciiWords, packWordsChunk, packedKeys, runPacked,
+  BATCH_KEYS, arena, arenaReserve, arenaShrink, getBatchEncoder, isUint8Array, packWordsChunk, packedKeys, runPacked,
 } from './arena.js';
 
 export {
@@ -264,7 +264,8 @@ function packChunk(items, start, end, what, indexBase) {
     return count;
   }
   if (allStrings && joinedAsciiLikely && getBatchEncoder() === 'words') {
-    if (packAsciiWords(items, start, end, units, offsetIndex)) return count;
+    // All strings, `units` in all: the chunk is exactly items[start, end) unless a unit is >= 0x80.
+    if (packWordsChunk(items, start, end, units) === end) return count;
     joinedAsciiLikely = false; // non-ASCII text: go key by key for the rest of this batch
   }
   if (allStrings && joinedAsciiLikely) {
