@@ -495,10 +495,14 @@ export class BloomFilter {
     return wasm.filterContains(ptr, item);
   }
 
-  /** mightContain for every item, in batches. */
-  mightContainMany(items) {
+  /**
+   * mightContain for every item, in batches: a boolean[], or with `into` (a
+   * Uint8Array) the answers as bytes there, 1 maybe and 0 definitely not,
+   * returned as into.subarray(0, count) with no array made.
+   */
+  mightContainMany(items, into) {
     this.#handle.queryPtr();
-    return wasm.filterContainsMany(this.#handle, items);
+    return into === undefined ? wasm.filterContainsMany(this.#handle, items) : wasm.filterContainsManyInto(this.#handle, items, into);
   }
 
   /** Add a key that is already encoded (e.g. a 20-byte SHA-1 for a 'sha1' filter), with its value as for add(). */

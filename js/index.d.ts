@@ -197,6 +197,15 @@ export class BloomFilter {
   mightContain(item: Item): boolean;
   /** mightContain for every item (or packed key), with one wasm call per chunk. */
   mightContainMany(items: Iterable<Item> | PackedKeys): boolean[];
+  /**
+   * The same, the answers written to `into` as bytes (1: maybe, 0: definitely
+   * not) instead of a new array: returns `into.subarray(0, count)`. No garbage
+   * per call, which matters in a page with a large live heap (JavaScriptCore).
+   * E_RANGE when `into` is shorter than the batch (before any work when the
+   * count is known: an array or packed keys); E_ARG when an item or the packed
+   * keys share `into`'s memory.
+   */
+  mightContainMany(items: Iterable<Item> | PackedKeys, into: Uint8Array): Uint8Array;
   /** Add a key that is already encoded (e.g. a 20-byte SHA-1 digest for a 'sha1' filter), with its value as for add(). */
   addKey(key: Uint8Array, value?: number): void;
   /** mightContain for a key that is already encoded. */
@@ -495,6 +504,7 @@ type FreshFilterListenerOptions = boolean | { once?: boolean; signal?: AbortSign
 export interface FreshFilter {
   mightContain(item: Item): boolean;
   mightContainMany(items: Iterable<Item> | PackedKeys): boolean[];
+  mightContainMany(items: Iterable<Item> | PackedKeys, into: Uint8Array): Uint8Array;
   mightContainKey(key: Uint8Array): boolean;
   /** The value stored with an item in the filter in use (kinds with values, e.g. fuse4), or null: definitely not. */
   valueOf(item: Item): number | null;

@@ -156,8 +156,8 @@ export class FreshFilter extends EventTarget {
     return this.#current().mightContain(item);
   }
 
-  mightContainMany(items) {
-    return this.#current().mightContainMany(items);
+  mightContainMany(items, into) {
+    return this.#current().mightContainMany(items, into);
   }
 
   mightContainKey(key) {

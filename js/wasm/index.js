@@ -23,7 +23,7 @@ export {
 export { FileChecksum, Sha256, WasmBuffer, headerOf, sha1, sha256 } from './buffers.js';
 export {
   filterAdd, filterAddAll, filterAddH1, filterAddKey, filterClear, filterContains, filterContainsKey,
-  filterContainsMany, filterCreate, filterFree, filterFromBytes, filterInfo, filterMatchUrl, filterMerge,
+  filterContainsMany, filterContainsManyInto, filterCreate, filterFree, filterFromBytes, filterInfo, filterMatchUrl, filterMerge,
   filterMetadataText, filterRemove, filterRemoveKey, filterSeal, filterSerialize, filterSetIdentity,
   filterSerializeTo, filterSetMetadata, filterToClassic, hashWords, urlCanonicalize, urlExpressions,
 } from './calls.js';

@@ -5,6 +5,7 @@
  * (arena.js) stages batches, so a query or a batch chunk is one boundary
  * crossing.
  */
+import { BloomgateError } from '../errors.js';
 import { ex, HEAPU8, HEAPU32, mallocOrThrow, onAttach, onMemoryGrowth } from './module.js';
 import {
   BATCH_KEYS, arena, arenaReserve, arenaShrink, getBatchEncoder, isUint8Array, packWordsChunk, packedKeys, runPacked,
@@ -118,6 +119,11 @@ function utf8Length(s) {
 /* Single keys                                                               */
 /* ------------------------------------------------------------------------ */
 
+/** An item that is a view of the buffer a batch writes its answers to (mightContainMany's `into`). */
+export function sharedMemoryError(what) {
+  return new BloomgateError('E_ARG', `${what} shares memory with mightContainMany's \`into\`: answers written there would change the keys still to be read; pass an \`into\` of its own`);
+}
+
 function itemTypeError(what) {
   return new TypeError(`${what} must be a string or a Uint8Array`);
 }
@@ -230,8 +236,10 @@ let joinedAsciiLikely = true;
 /**
  * Pack items[start, end) into the arena: key bytes back to back, count + 1
  * u32 offsets. Runs no user code, so nothing can re-enter the arena meanwhile.
+ * A Uint8Array item over `avoid` (runBatch) throws.
+ * @param {ArrayBufferLike | null} avoid
  */
-function packChunk(items, start, end, what, indexBase) {
+function packChunk(items, start, end, what, indexBase, avoid) {
   const count = end - start;
   let units = 0; // UTF-16 units of the string keys
   let byteLength = 0; // bytes of the Uint8Array keys
@@ -240,6 +248,8 @@ function packChunk(items, start, end, what, indexBase) {
     const item = items[i];
     if (typeof item === 'string') units += item.length;
     else if (isUint8Array(item)) {
+      // An item over the memory answers are written to would change before it is read.
+      if (avoid !== null && item.buffer === avoid) throw sharedMemoryError(`${what}[${indexBase + i - start}]`);
       byteLength += item.length;
       allStrings = false;
     } else throw itemTypeError(`${what}[${indexBase + i - start}]`);
@@ -331,9 +341,12 @@ function packChunk(items, start, end, what, indexBase) {
  * Run onChunk(filter, count, indexBase) over items in chunks, each already
  * staged in the arena (arena.items, arena.offsets). `handle.ptrOrThrow()` is
  * called before every chunk because a generator feeding the batch may free
- * the filter.
+ * the filter. `avoid`: an ArrayBuffer that onChunk writes to, which no
+ * Uint8Array item may view (a later chunk's keys would change before they
+ * are read); packed keys are the caller's to check.
+ * @param {ArrayBufferLike | null} [avoid]
  */
-export function runBatch(handle, items, what, onChunk, packed = packedKeys(items, what)) {
+export function runBatch(handle, items, what, onChunk, packed = packedKeys(items, what), avoid = null) {
   joinedAsciiLikely = true;
   if (packed !== null) {
     runPacked(handle, packed, onChunk);
@@ -367,7 +380,7 @@ export function runBatch(handle, items, what, onChunk, packed = packedKeys(items
         if (packedEnd < 0) {
           // Not ASCII: this chunk again key by key, and the rest of the batch too.
           joinedAsciiLikely = false;
-          onChunk(filter, packChunk(items, start, stop, what, start), start);
+          onChunk(filter, packChunk(items, start, stop, what, start, avoid), start);
           start = stop;
           continue;
         }
@@ -383,7 +396,7 @@ export function runBatch(handle, items, what, onChunk, packed = packedKeys(items
         end++;
       }
       const filter = handle.ptrOrThrow();
-      onChunk(filter, packChunk(items, start, end, what, start), start);
+      onChunk(filter, packChunk(items, start, end, what, start, avoid), start);
       start = end;
     }
   } else {
@@ -393,7 +406,7 @@ export function runBatch(handle, items, what, onChunk, packed = packedKeys(items
     const flush = () => {
       const filter = handle.ptrOrThrow();
       const indexBase = seen - chunk.length;
-      onChunk(filter, packChunk(chunk, 0, chunk.length, what, indexBase), indexBase);
+      onChunk(filter, packChunk(chunk, 0, chunk.length, what, indexBase, avoid), indexBase);
       chunk.length = 0;
       units = 0;
     };

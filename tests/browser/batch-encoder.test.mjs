@@ -4,8 +4,8 @@
  * encodeInto of a joined chunk made batches slower than one call a key)
  * and both encoders forced, a batch of strings is exactly their UTF-8 bytes: addAll sets the
  * bits that add() of each key's TextEncoder bytes sets, and mightContainMany answers what
- * mightContain does, over every length and alignment, non-ASCII units anywhere, more than one
- * chunk. tests/js/batch-encoder.test.mjs holds the same checks in Node; speed is measured by
+ * mightContain does (as a boolean[] and as bytes in the caller's `into`), over every length and
+ * alignment, non-ASCII units anywhere, more than one chunk. tests/js/batch-encoder.test.mjs holds the same checks in Node; speed is measured by
  * bench/batch-variants.mjs, never here.
  *
  * Run: node --test tests/browser/batch-encoder.test.mjs (an engine not installed is skipped,
@@ -97,10 +97,16 @@ async function checkInPage(encoder) {
     const wrong = probes.map((p, i) => (many[i] === expected.mightContain(utf8.encode(p)) ? -1 : i)).filter((i) => i >= 0);
     const asciiOnly = items.slice(0, 4000);
     const many2 = batched.mightContainMany(asciiOnly);
+    // The same answers as bytes in the caller's Uint8Array (mightContainMany(items, into)).
+    const into = new Uint8Array(probes.length + 3).fill(9);
+    const bytes = batched.mightContainMany(probes, into);
+    const intoWrong = probes.map((_, i) => (bytes[i] === (many[i] ? 1 : 0) ? -1 : i)).filter((i) => i >= 0);
     return {
       used, keys: items.length, sameBytes: a.length === b.length && firstDifference < 0, firstDifference,
       wrongAnswers: wrong.length, firstWrong: wrong.length > 0 ? probes[wrong[0]] : null,
       asciiAllFound: many2.every((x) => x === true),
+      intoLength: bytes.length, intoSameBuffer: bytes.buffer === into.buffer, intoWrong: intoWrong.length,
+      intoTail: [...into.subarray(probes.length)],
     };
   } finally {
     setBatchEncoder(undefined); // the engine's default again
@@ -135,6 +141,10 @@ for (const name of ENGINES) {
         assert.equal(result.sameBytes, true, `addAll(strings) sets the bits of add(their bytes); first byte differing: ${result.firstDifference}`);
         assert.equal(result.wrongAnswers, 0, `mightContainMany agrees with mightContain; first wrong: ${JSON.stringify(result.firstWrong)}`);
         assert.equal(result.asciiAllFound, true, 'every added key is found by a batch');
+        assert.equal(result.intoLength, result.keys, 'mightContainMany(items, into) answers every item');
+        assert.equal(result.intoSameBuffer, true, 'into\'s own memory');
+        assert.equal(result.intoWrong, 0, 'into holds the boolean answers as 1 and 0');
+        assert.deepEqual(result.intoTail, [9, 9, 9], 'nothing written past the batch');
       });
     }
   });

@@ -55,6 +55,7 @@ function expectGeneration(live, g) {
   assert.equal(live.mightContain(keys[0]), true);
   assert.equal(live.mightContain(keys[keys.length - 1]), true);
   assert.deepEqual(live.mightContainMany([keys[1], keys[2]]), [true, true]);
+  assert.deepEqual([...live.mightContainMany([keys[1], keys[2]], new Uint8Array(2))], [1, 1], 'into reaches the filter in use');
 }
 
 describe('openFilter: first open and the request policy', () => {
