@@ -26,10 +26,11 @@
 // median of its with-integrity loads ÷ the median of its loads without, in the same page; the
 // report gives per runtime and link the median of those per-round ratios, their spread (min–max)
 // and the medians over every load in ms. The 1-minute load average is read before each round.
-// Node does NODE_LOADS (5) times a browser's loads a round (unless --loads is given): its loads
-// are short enough for one burst of another process to swing one. Defaults: loopback 15 rounds ×
-// 3 loads a case, 1 Gbit/s 9 × 3, 100 Mbit/s 5 × 2 (--rounds, --loads to change). Runtimes run
-// one after the other (one browser open at a time); the loopback link alone takes ~3 minutes.
+// Node does NODE_LOADS (5; 1 at 100 Mbit/s) times a browser's loads a round (unless --loads is
+// given): its loads are short enough for one burst of another process to swing one. Defaults:
+// loopback 15 rounds × 3 loads a case, 1 Gbit/s 9 × 3, 100 Mbit/s 5 × 2 (--rounds, --loads to
+// change). Runtimes run one after the other (one browser open at a time); loopback alone takes
+// ~3 minutes, 1 Gbit/s ~2.5, all three links ~8.
 // Results go to stdout and bench/results/integrity.md (--out to change).
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -49,8 +50,9 @@ const LINK_LABEL = { loopback: 'loopback', '1g': '1 Gbit/s', '100m': '100 Mbit/s
 const ROUNDS = { loopback: 15, '1g': 9, '100m': 5 };
 const LOADS = { loopback: 3, '1g': 3, '100m': 2 };
 // Node's loads take a tenth of a browser's on loopback (~25 ms, where another process's burst
-// swings a single load 2×): it does this many times the loads a case in each round.
-const NODE_LOADS = 5;
+// swings a single load 2×): it does this many times the loads a case in each round (not at
+// 100 Mbit/s, where every load is ~1 s).
+const NODE_LOADS = { loopback: 5, '1g': 5, '100m': 1 };
 const ENGINE_LABEL = { node: 'Node', chromium: 'Chromium', firefox: 'Firefox', webkit: 'WebKit' };
 const TARGET = 1.3;
 const PROBE = 'https://example.com/posts/7.html';
@@ -229,7 +231,7 @@ async function main() {
       const NODE_CASES = ['none', 'node:crypto', 'SubtleCrypto'];
       for (const link of opts.links) {
         const { rounds, loads: browserLoads } = plan(link);
-        const loads = opts.loads ?? browserLoads * NODE_LOADS;
+        const loads = opts.loads ?? browserLoads * NODE_LOADS[link];
         log(`Node, ${link}: ${rounds} rounds × ${loads} loads a case ...`);
         const run = async (list) => {
           const ms = [];
