@@ -89,7 +89,8 @@ const GROUPS = [
   ['bg.nonmember', 'bf.nonmember', 'bfs.nonmember'],
   ['bg.addAll'],
   // One call a key again, beside the batches: the batch target divides times taken seconds apart.
-  ['bg.manyStrMember', 'bg.manyStrNonmember', 'bg.manyPackedMember', 'bg.manyPackedNonmember', 'bg.memberBeside', 'bg.nonmemberBeside'],
+  ['bg.manyStrMember', 'bg.manyStrNonmember', 'bg.manyPackedMember', 'bg.manyPackedNonmember', 'bg.memberBeside', 'bg.nonmemberBeside',
+    'bg.manyStrMemberInto', 'bg.manyStrNonmemberInto', 'bg.manyPackedMemberInto', 'bg.manyPackedNonmemberInto'],
   ['diag.stageLoop', 'diag.stageEncodeInto'],
   ['diag.containsLoop', 'diag.containsEncodeInto'],
   ['load.fetch1M', 'load.url1M', 'load.url1MIntegrity'],
@@ -142,6 +143,10 @@ export async function createBench({ lib, staging, Bloomfilter, BloomFilters, con
   for (let i = 0; i < 5000; i++) {
     if (manyAnswers[i] !== bg.mightContain(probes[i])) throw new Error(`mightContainMany and mightContain disagree on probe ${i}`);
   }
+  const intoAnswers = bg.mightContainMany(probes.slice(0, 5000), new Uint8Array(5000));
+  for (let i = 0; i < 5000; i++) {
+    if (intoAnswers[i] !== (manyAnswers[i] ? 1 : 0)) throw new Error(`mightContainMany(items, into) and mightContainMany(items) disagree on probe ${i}`);
+  }
 
   // The bytes of the served files, for loads from memory and the digest alone.
   const fetchBytes = async (url) => new Uint8Array(await (await fetch(url)).arrayBuffer());
@@ -173,6 +178,21 @@ export async function createBench({ lib, staging, Bloomfilter, BloomFilters, con
       for (let g = 0; g < groups.length; g++) {
         const answers = bg.mightContainMany(groups[g]);
         for (let i = 0; i < answers.length; i++) if (answers[i]) hits++;
+      }
+      sink.value += hits;
+      return n;
+    },
+  });
+  // The answers as bytes in one Uint8Array the page keeps: no array a call.
+  const into = new Uint8Array(Math.max(...[...memberBatches, ...probeBatches].map((g) => g.length),
+    ...[...memberPacked, ...probePacked].map((p) => p.offsets.length - 1)));
+  const manyInto = (id, groups) => ({
+    id,
+    pass() {
+      let hits = 0;
+      for (let g = 0; g < groups.length; g++) {
+        const answers = bg.mightContainMany(groups[g], into);
+        for (let i = 0; i < answers.length; i++) hits += answers[i];
       }
       sink.value += hits;
       return n;
@@ -287,6 +307,10 @@ export async function createBench({ lib, staging, Bloomfilter, BloomFilters, con
     many('bg.manyStrNonmember', probeBatches),
     many('bg.manyPackedMember', memberPacked),
     many('bg.manyPackedNonmember', probePacked),
+    manyInto('bg.manyStrMemberInto', memberBatches),
+    manyInto('bg.manyStrNonmemberInto', probeBatches),
+    manyInto('bg.manyPackedMemberInto', memberPacked),
+    manyInto('bg.manyPackedNonmemberInto', probePacked),
   ];
 
   // The encoder: a 38-character key staged each way, alone (into a wasm memory

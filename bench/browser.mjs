@@ -406,6 +406,10 @@ function renderReport({ config, machine, versions, node, browsers, firstAnswers,
     ['`mightContainMany(strings)`, non-member', 'bg.manyStrNonmember'],
     ['`mightContainMany({ bytes, offsets })`, member', 'bg.manyPackedMember'],
     ['`mightContainMany({ bytes, offsets })`, non-member', 'bg.manyPackedNonmember'],
+    ['`mightContainMany(strings, into)`, member', 'bg.manyStrMemberInto'],
+    ['`mightContainMany(strings, into)`, non-member', 'bg.manyStrNonmemberInto'],
+    ['`mightContainMany({ bytes, offsets }, into)`, member', 'bg.manyPackedMemberInto'],
+    ['`mightContainMany({ bytes, offsets }, into)`, non-member', 'bg.manyPackedNonmemberInto'],
     ['`mightContain(string)`, member, timed beside the batches', 'bg.memberBeside'],
     ['`mightContain(string)`, non-member, timed beside the batches', 'bg.nonmemberBeside'],
   ]) {
@@ -511,6 +515,8 @@ function targetsFor(node, browsers, firstAnswers) {
     // Against one call a key timed in the same group, taking turns with the batches (bg.memberBeside).
     add(`${runtime}: \`mightContainMany(strings)\` member, per key vs one \`mightContain\` a key`, stats, 'bg.manyStrMember', 'bg.memberBeside', 1);
     add(`${runtime}: \`mightContainMany(strings)\` non-member, per key vs one \`mightContain\` a key`, stats, 'bg.manyStrNonmember', 'bg.nonmemberBeside', 1);
+    add(`${runtime}: \`mightContainMany(strings, into)\` member, per key vs one \`mightContain\` a key`, stats, 'bg.manyStrMemberInto', 'bg.memberBeside', 1);
+    add(`${runtime}: \`mightContainMany(strings, into)\` non-member, per key vs one \`mightContain\` a key`, stats, 'bg.manyStrNonmemberInto', 'bg.nonmemberBeside', 1);
   }
   for (const [runtime, stats] of runtimes) {
     add(`${runtime}: \`loadFilter\` of the 10M-key filter from 127.0.0.1, with \`integrity\` vs without`, stats, 'load.url10MIntegrity', 'load.url10M', 1.3);
