@@ -8,6 +8,7 @@
  *   arena.js     the batch arena, packed keys { bytes, offsets }, ASCII batches as words
  *   buffers.js   streaming buffers, checksums and digests
  *   calls.js     one thin call per verb
+ *   batches.js   the batch verbs (addAll, mightContainMany, with or without `into`)
  *   values.js    values stored with keys (fuse4)
  *   deltas.js    .bgd deltas between generations
  * This file is the folder's interface for the rest of js/.
@@ -22,10 +23,11 @@ export {
 } from './module.js';
 export { FileChecksum, Sha256, WasmBuffer, headerOf, sha1, sha256 } from './buffers.js';
 export {
-  filterAdd, filterAddAll, filterAddH1, filterAddKey, filterClear, filterContains, filterContainsKey,
-  filterContainsMany, filterContainsManyInto, filterCreate, filterFree, filterFromBytes, filterInfo, filterMatchUrl, filterMerge,
+  filterAdd, filterAddH1, filterAddKey, filterClear, filterContains, filterContainsKey,
+  filterCreate, filterFree, filterFromBytes, filterInfo, filterMatchUrl, filterMerge,
   filterMetadataText, filterRemove, filterRemoveKey, filterSeal, filterSerialize, filterSetIdentity,
   filterSerializeTo, filterSetMetadata, filterToClassic, hashWords, urlCanonicalize, urlExpressions,
 } from './calls.js';
+export { filterAddAll, filterContainsMany, filterContainsManyInto } from './batches.js';
 export { filterAddAllValues, filterAddH1Values, filterAddKeyValue, filterAddValue, filterValue, filterValueKey } from './values.js';
 export { applyDelta, deltaInfo, encodeDelta } from './deltas.js';
