@@ -3,9 +3,10 @@
 //                            [--variants fetch,bundle,lite,...] [--compare OTHER-BUNDLE.mjs]
 //                            [--link RTT_MS,MBIT_S]
 //
-// The first answer in a fresh page (issue 21 item 5), in Chromium (playwright-core, a new
-// browser context per page), Firefox ESR (WebDriver BiDi through tests/browser/engines/, a new tab
-// per page) and WebKitGTK (WebKitWebDriver under Xvfb, plain W3C WebDriver over fetch). A 1M-key classic filter (p = 0.01) served from 127.0.0.1; three pages, opened in
+// The first answer in a fresh page (issue 21 item 5), in Chromium, Firefox ESR and WebKitGTK
+// through the browser tests' layer (tests/browser/engines/), each page fresh (Chromium: a new
+// browser context; Firefox: a new user context; WebKit: a new window of the session). A 1M-key
+// classic filter (p = 0.01) served from 127.0.0.1; three pages, opened in
 // interleaved rounds (the order rotates each round), each under a path of its own so that no
 // cache of any engine serves it twice:
 //
@@ -41,17 +42,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { chromium } from 'playwright-core';
-
 import { BloomFilter } from '../js/index.js';
 import { bundleSource, liteSource } from '../scripts/build-bundle.mjs';
-import { hasWebKit, startWebKit } from '../tests/browser/helpers/webkit.mjs';
+import { engineMissing, launchEngine } from '../tests/browser/engines/index.mjs';
 import { keyAt } from './keys.mjs';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
-const CHROMIUM = process.env.BG_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--no-first-run'];
 
 const { values } = parseArgs({
   options: {
@@ -214,52 +210,25 @@ async function startServer(filter, integrity, bundle, lite) {
   return { origin: `http://127.0.0.1:${server.address().port}`, requests, close: () => { server.closeAllConnections(); server.close(); } };
 }
 
-async function chromiumEngine() {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-  return {
-    name: `Chromium ${browser.version()}`,
-    async sample(url) {
-      const context = await browser.newContext(); // its own renderer: nothing compiled or cached
-      try {
-        const tab = await context.newPage();
-        await tab.goto(url);
-        await tab.waitForFunction(() => window.__done !== undefined, null, { timeout: 30000 });
-        return await tab.evaluate(() => window.__done);
-      } finally {
-        await context.close();
-      }
-    },
-    close: () => browser.close(),
-  };
-}
+const LABELS = { chromium: 'Chromium', firefox: 'Firefox', webkit: 'WebKitGTK' };
 
-async function webkitEngine() {
-  if (!hasWebKit) throw new Error('no WebKitWebDriver, MiniBrowser or xvfb-run');
-  const webkit = await startWebKit();
-  return {
-    name: `WebKitGTK ${webkit.version}`,
-    async sample(url) {
-      await webkit.open('about:blank');
-      await webkit.open(url);
-      return webkit.waitFor('window.__done');
-    },
-    close: () => webkit.close(),
-  };
-}
-
-// Firefox ESR over WebDriver BiDi through the browser tests' adapter (puppeteer-core), a new tab per page.
-async function firefoxEngine() {
-  const { engineMissing, launchEngine } = await import('../tests/browser/engines/index.mjs');
-  const missing = engineMissing('firefox');
+/**
+ * One engine through the browser tests' layer (tests/browser/engines/): every sample a fresh
+ * page (Chromium: a new browser context, its own renderer; Firefox: a new user context; WebKit:
+ * a new window of the session), so nothing compiled or cached is reused.
+ */
+async function startEngine(name) {
+  if (!(name in LABELS)) throw new Error(`unknown engine ${name} (chromium, firefox, webkit)`);
+  const missing = engineMissing(name);
   if (missing) throw new Error(missing);
-  const engine = await launchEngine('firefox');
+  const engine = await launchEngine(name);
   return {
-    name: `Firefox ${engine.version}`,
+    name: `${LABELS[name]} ${engine.version}`,
     async sample(url) {
-      const tab = await engine.newPage();
+      const tab = await engine.freshPage();
       try {
         await tab.goto(url);
-        return await tab.waitFor(() => window.__done);
+        return await tab.waitFor(() => window.__done, undefined, { timeout: 30000 });
       } finally {
         await tab.close();
       }
@@ -267,8 +236,6 @@ async function firefoxEngine() {
     close: () => engine.close(),
   };
 }
-
-const STARTERS = { chromium: chromiumEngine, firefox: firefoxEngine, webkit: webkitEngine };
 
 async function main() {
   const bundle = Buffer.from(bundleSource()); // built from js/ as it is now, not written
@@ -286,8 +253,7 @@ async function main() {
   let token = 0;
   try {
     for (const engineName of ENGINES) {
-      if (!(engineName in STARTERS)) throw new Error(`unknown engine ${engineName}`);
-      const engine = await STARTERS[engineName]();
+      const engine = await startEngine(engineName);
       log(`${engine.name}: ${ROUNDS} rounds`);
       const samples = Object.fromEntries(variants.map((v) => [v, []]));
       try {
