@@ -8,24 +8,11 @@
 // and without the item-key step, the hash alone). 38-character ASCII keys in a
 // 1M-key, 1 % classic filter, as in bench:browser. ns per key, median of rounds.
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-import { ENGINES, engineMissing, launchEngine } from '../tests/browser/engines/index.mjs';
+import { benchOptions, loadAverage, median, runPageInEngines } from './page-runner.mjs';
 
-const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const args = process.argv.slice(2);
-const opt = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i < 0 ? fallback : args[i + 1];
-};
-const engines = opt('--engines', ENGINES.join(',')).split(',');
-const rounds = Number(opt('--rounds', 5));
-const only = opt('--only', '');
-const keys = Number(opt('--keys', 200000));
-const minMs = Number(opt('--min-ms', 100));
+const { opt, engines, rounds, minMs, keys, only } = benchOptions({ keys: 200000 });
 // --alt FILE: a second build of the module, its raw calls timed beside the current one's ('alt ...' beside 'cur ...').
 const alt = opt('--alt', '');
 const alt2 = opt('--alt2', '');
@@ -43,6 +30,7 @@ import * as staging from '/js/wasm/staging.js';
 import { makeKeys } from '/bench/browser-cases.mjs';
 import { KINDS } from '/js/wasm/contract.js';
 import { parts, rawCases, rawSetup, stagingCases } from '/bench/single-parts-page.mjs';
+import { timeCases } from '/bench/page-timer.mjs';
 import { BloomFilter as Bloomfilter } from '/node_modules/bloomfilter/bloomfilter.js';
 window.runParts = async (config) => setup(config);
 async function setup(config) {
@@ -90,68 +78,34 @@ async function setup(config) {
     cases['old.member'] = () => { let h = 0; const f = oldFilter; for (let i = 0; i < members.length; i++) if (f.mightContain(members[i])) h++; sink.value += h; return members.length; };
     cases['old.nonmember'] = () => { let h = 0; const f = oldFilter; for (let i = 0; i < probes.length; i++) if (f.mightContain(probes[i])) h++; sink.value += h; return probes.length; };
   }
-  if (config.only) cases = Object.fromEntries(config.only.split(',').map((name) => [name, cases[name]]));
-  const results = {};
-  for (const name of Object.keys(cases)) results[name] = [];
-  for (let r = 0; r < config.rounds; r++) {
-    const names = Object.keys(cases);
-    const order = names.slice(r % names.length).concat(names.slice(0, r % names.length));
-    for (const name of order) {
-      let elapsed = 0, ops = 0;
-      do {
-        const t = performance.now();
-        ops += cases[name]();
-        elapsed += performance.now() - t;
-      } while (elapsed < config.minMs);
-      results[name].push(elapsed * 1e6 / ops);
-    }
-  }
+  const results = timeCases(cases, config);
   return { results, ua: navigator.userAgent, sink: sink.value };
 }
 document.documentElement.dataset.ready = 'yes';
 </script></head><body></body></html>`;
 
-{
-  const server = createServer((req, res) => {
-    const pathname = new URL(req.url, 'http://x').pathname;
-    let body;
-    if (pathname === '/page.html') body = Buffer.from(PAGE);
-    else if (pathname === '/alt.wasm' && alt) body = readFileSync(alt);
-    else if (oldDir && /^\/old\/(js|wasm)\/[\w./-]+$/.test(pathname) && !pathname.includes('..')) {
-      try { body = readFileSync(path.join(oldDir, pathname.slice(5))); } catch { body = undefined; }
-    } else if (pathname === '/alt2.wasm' && alt2) body = readFileSync(alt2);
-    else if (/^\/(js|wasm|bench|node_modules\/bloomfilter)\/[\w./-]+$/.test(pathname) && !pathname.includes('..')) {
-      try { body = readFileSync(path.join(root, pathname)); } catch { body = undefined; }
+console.log(`# single parts, ${new Date().toISOString()}, ${process.argv.slice(2).join(' ')}; load ${loadAverage()}; ${rounds} rounds of >= ${minMs} ms; ns per key (median, min)`);
+const ref = { 'bg.member': 'bf.member', 'bg.nonmember': 'bf.nonmember', 'bg.add': 'bf.add' };
+await runPageInEngines({
+  page: PAGE, entry: 'runParts', engines, config: { rounds, minMs, keys, only, alt, alt2, old: Boolean(oldDir) },
+  extraDirs: ['node_modules/bloomfilter'],
+  route(pathname) {
+    if (pathname === '/alt.wasm' && alt) return readFileSync(alt);
+    if (pathname === '/alt2.wasm' && alt2) return readFileSync(alt2);
+    if (oldDir && /^\/old\/(js|wasm)\/[\w./-]+$/.test(pathname)) {
+      try { return readFileSync(path.join(oldDir, pathname.slice(5))); } catch { return undefined; }
     }
-    if (!body) return res.writeHead(404).end();
-    const type = pathname.endsWith('.wasm') ? 'application/wasm' : pathname.endsWith('.html') ? 'text/html' : 'text/javascript';
-    res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${server.address().port}`;
-  const median = (v) => { const s = [...v].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
-  console.log(`# single parts, ${new Date().toISOString()}, ${process.argv.slice(2).join(' ')}; load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}; ${rounds} rounds of >= ${minMs} ms; ns per key (median, min)`);
-  for (const name of engines) {
-    if (engineMissing(name)) { console.log(`${name}: missing`); continue; }
-    const engine = await launchEngine(name);
-    try {
-      const page = await engine.newPage();
-      await page.goto(`${origin}/page.html`);
-      await page.waitFor(() => document.documentElement.dataset.ready === 'yes');
-      const { results, ua } = await page.evaluate((config) => window.runParts(config), { rounds, minMs, keys, only, alt, alt2, old: Boolean(oldDir) });
-      console.log(`\n## ${name} (${engine.version ?? ua}), load ${os.loadavg()[0].toFixed(2)}`);
-      const ref = { 'bg.member': 'bf.member', 'bg.nonmember': 'bf.nonmember', 'bg.add': 'bf.add' };
-      for (const [variant, values] of Object.entries(results)) {
-        const peer = results[ref[variant]];
-        const base = /^alt2? /.test(variant) ? results[variant.replace(/^alt2? /, 'cur ')] : undefined;
-        const ratio = peer ? '  ÷ bloomfilter ' + median(values.map((v, r) => v / peer[r])).toFixed(2) + '×'
-          : base ? '  ÷ cur ' + median(values.map((v, r) => v / base[r])).toFixed(2) + '× (fastest ' + (Math.min(...values) / Math.min(...base)).toFixed(2) + '×)' : '';
-        const toBase = baseCase && results[baseCase] ? `  ÷ ${baseCase} ${median(values.map((v, r) => v / results[baseCase][r])).toFixed(2)}×` : '';
-        console.log(`${variant.padEnd(30)} ${median(values).toFixed(1).padStart(8)} ${Math.min(...values).toFixed(1).padStart(8)}${ratio}${toBase}`);
-      }
-    } finally {
-      await engine.close();
+    return undefined;
+  },
+  report(name, version, { results }) {
+    console.log(`\n## ${name} (${version}), load ${loadAverage().split(' ')[0]}`);
+    for (const [variant, values] of Object.entries(results)) {
+      const peer = results[ref[variant]];
+      const base = /^alt2? /.test(variant) ? results[variant.replace(/^alt2? /, 'cur ')] : undefined;
+      const ratio = peer ? '  ÷ bloomfilter ' + median(values.map((v, r) => v / peer[r])).toFixed(2) + '×'
+        : base ? '  ÷ cur ' + median(values.map((v, r) => v / base[r])).toFixed(2) + '× (fastest ' + (Math.min(...values) / Math.min(...base)).toFixed(2) + '×)' : '';
+      const toBase = baseCase && results[baseCase] ? `  ÷ ${baseCase} ${median(values.map((v, r) => v / results[baseCase][r])).toFixed(2)}×` : '';
+      console.log(`${variant.padEnd(30)} ${median(values).toFixed(1).padStart(8)} ${Math.min(...values).toFixed(1).padStart(8)}${ratio}${toBase}`);
     }
-  }
-  server.close();
-}
+  },
+});
