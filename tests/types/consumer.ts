@@ -46,6 +46,8 @@ export async function everything(bytes: Uint8Array, input: string): Promise<void
   f.addAll(packed);
   const maybe: boolean = f.mightContain('https://evil.example/login');
   const many: boolean[] = f.mightContainMany(['x', 'y']).concat(f.mightContainMany(packed));
+  const answers: Uint8Array = f.mightContainMany(['x', 'y'], new Uint8Array(2));
+  const packedAnswers: Uint8Array = f.mightContainMany(packed, new Uint8Array(2));
   f.addKey(new Uint8Array(20));
   const keyed: boolean = f.mightContainKey(new Uint8Array(20));
   const removed: boolean = f.remove('a') || f.removeKey(new Uint8Array(20));
@@ -56,7 +58,7 @@ export async function everything(bytes: Uint8Array, input: string): Promise<void
   const stats: FilterStats = f.stats();
   const described = `${stats.kind} ${stats.fillRatio} ${stats.estimatedItems} ${stats.estimatedErrorRate} ` +
     `${stats.theoreticalErrorRate} ${stats.overCapacity} ${stats.overFilled} ${f.listId} ${f.generation} ${f.minCount}` +
-    `${f.kind} ${f.keyEncoding} ${String(f.metadata)} ${bits} ${maybe} ${many.length} ${keyed} ${removed}`;
+    `${f.kind} ${f.keyEncoding} ${String(f.metadata)} ${bits} ${maybe} ${many.length} ${answers.length + packedAnswers.length} ${keyed} ${removed}`;
 
   // serialize() is a fresh ArrayBuffer's bytes: a BlobPart, a BodyInit, a BufferSource.
   const file: Uint8Array<ArrayBuffer> = f.serialize();
