@@ -119,11 +119,6 @@ function utf8Length(s) {
 /* Single keys                                                               */
 /* ------------------------------------------------------------------------ */
 
-/** An item that is a view of the buffer a batch writes its answers to (mightContainMany's `into`). */
-export function sharedMemoryError(what) {
-  return new BloomgateError('E_ARG', `${what} shares memory with mightContainMany's \`into\`: answers written there would change the keys still to be read; pass an \`into\` of its own`);
-}
-
 function itemTypeError(what) {
   return new TypeError(`${what} must be a string or a Uint8Array`);
 }
@@ -232,6 +227,11 @@ export function releaseKey() {
 
 // Cleared when a chunk of strings turns out not to be ASCII, so the rest of the batch skips the join attempt.
 let joinedAsciiLikely = true;
+
+/** An item that is a view of the buffer a batch writes its answers to (mightContainMany's `into`). */
+export function sharedMemoryError(what) {
+  return new BloomgateError('E_ARG', `${what} shares memory with mightContainMany's \`into\`: answers written there would change the keys still to be read; pass an \`into\` of its own`);
+}
 
 /**
  * Pack items[start, end) into the arena: key bytes back to back, count + 1
