@@ -51,9 +51,7 @@ export function filterContainsMany(handle, items) {
  * @returns {Uint8Array}
  */
 export function filterContainsManyInto(handle, items, into) {
-  if (!isUint8Array(into)) {
-    throw new TypeError(`mightContainMany(items, into): into must be a Uint8Array, got ${into === null ? 'null' : Array.isArray(into) ? 'an Array' : typeof into === 'object' ? Object.prototype.toString.call(into).slice(8, -1) : typeof into}`);
-  }
+  if (!isUint8Array(into)) throw new TypeError(`mightContainMany(items, into): into must be a Uint8Array, got ${typeName(into)}`);
   const packed = packedKeys(items, 'items');
   const room = into.length;
   const known = packed !== null ? packed.count : Array.isArray(items) ? items.length : -1;
@@ -72,6 +70,13 @@ export function filterContainsManyInto(handle, items, into) {
     answered = indexBase + count;
   }, packed, memory);
   return into.subarray(0, answered);
+}
+
+/** 'null', 'an Array', an object's class ('Uint16Array', 'ArrayBuffer') or typeof. */
+function typeName(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an Array';
+  return typeof value === 'object' ? Object.prototype.toString.call(value).slice(8, -1) : typeof value;
 }
 
 function intoTooSmall(room, what) {
