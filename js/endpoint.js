@@ -234,16 +234,49 @@ export function checkManifestFor(manifest, list) {
 }
 
 /**
- * The publisher keys a check trusts: the caller's `keys` and `threshold`, else
- * the ones a filter from openFilter was opened with (its `trust`); null: none.
- * @returns {import('./signature.js').KeySet | null}
+ * The publisher keys a check trusts and the one list they bind it to; null: no keys.
+ * Keys: the caller's `keys` and `threshold`, else those a filter from openFilter was opened with
+ * (its `trust`). List: the caller's `listId`, else the list that filter is bound to. With keys
+ * and neither, it is a usage error: one publisher key may sign several lists, and an endpoint of
+ * another list (or its older export) must never turn a listed item "clean" (rule 3).
+ * @param {any} options
+ * @param {any} filter
+ * @param {string} where e.g. 'checkPassword'
+ * @returns {Binding | null}
  */
 export function trustOf(options, filter, where) {
-  const own = keySetFromOptions(options.keys, options.threshold, where);
-  if (own !== null) return own;
-  const trust = filter?.trust;
-  return trust ? keySetFromOptions(trust.keys, trust.threshold, `${where} (the filter's keys)`) : null;
+  const listId = listIdOption(options.listId, where);
+  const trust = filter?.trust ?? null;
+  const keys = keySetFromOptions(options.keys, options.threshold, where) ??
+    (trust ? keySetFromOptions(trust.keys, trust.threshold, `${where} (the filter's keys)`) : null);
+  if (keys === null) return null;
+  const bound = listId ?? (typeof trust?.listId === 'string' ? trust.listId : null);
+  if (bound === null) {
+    throw new TypeError(`${where}: with keys, pass listId too — the 32 hex digits 'bloomgate export-ranges' and 'bloomgate publish' print ` +
+      'under "client options" — or a filter from openFilter() opened with keys and listId: it binds the check to that one list, so ' +
+      'an endpoint of another list the same keys signed cannot answer "not listed"');
+  }
+  if (filter && typeof filter.listId === 'string' && filter.listId !== bound) {
+    throw new BloomgateError('E_LIST', `${where}: the filter is of list ${filter.listId}, not list ${bound} this check is bound to (listId)`);
+  }
+  return Object.freeze({ keys: keys.keys, threshold: keys.threshold, listId: bound });
 }
+
+/** `listId` as given to a check: 32 hex digits (lowercased), or null when absent. */
+function listIdOption(value, where) {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || !/^[0-9a-f]{32}$/i.test(value)) throw new TypeError(`${where}: listId must be 32 hex digits`);
+  return value.toLowerCase();
+}
+
+/**
+ * @typedef {import('./signature.js').KeySet & { listId: string }} Binding
+ */
+
+/** The longest expiry a signed endpoint manifest may carry (the CLI signs at most 366 days), plus clock skew. */
+const MAX_EXPIRES_AHEAD_MS = (366 * 86400 + 3600) * 1000;
+/** listId + key set -> the newest generation a signed endpoint manifest of it was believed at, in this page. */
+const newestGeneration = new Map();
 
 /** manifest -> Map(key set -> Promise of the verified root); one verification per manifest and key set. */
 const verified = new WeakMap();
@@ -254,7 +287,7 @@ const verified = new WeakMap();
  * missing, unsigned, signed by other keys, expired, or names another list.
  * @param {Readonly<Manifest> | null} manifest
  * @param {{ listId: string, generation: number, minCount?: number } | null} list
- * @param {import('./signature.js').KeySet | null} keys
+ * @param {Binding | null} keys from trustOf: the keys and the list they bind the check to
  * @param {string} base the endpoint
  * @param {'range' | 'hashes'} protocol
  * @returns {Promise<{ root: Uint8Array, shape: import('./merkle.js').TreeShape } | null>}
@@ -293,9 +326,23 @@ export async function authorityOf(manifest, list, keys, base, protocol) {
     throw new BloomgateError('E_ESCALATION', `${error?.message ?? error}: its replies are not trusted`, { cause: error });
   }
   const expires = /** @type {number} */ (manifest.expires);
-  if (expires !== 0 && Date.now() / 1000 > expires) {
-    throw new BloomgateError('E_ESCALATION', `the signed manifest at ${manifest.url} expired at ${new Date(expires * 1000).toISOString()}: its replies are not trusted`);
+  const refused = (code, detail) => new BloomgateError('E_ESCALATION', `the signed manifest at ${manifest.url} ${detail}: its replies are not trusted`,
+    { cause: new BloomgateError(code, `the escalation manifest at ${manifest.url} ${detail}`) });
+  if (manifest.listId !== keys.listId) throw refused('E_LIST', `serves list ${manifest.listId}, not list ${keys.listId} this check is bound to`);
+  if (expires === 0) {
+    throw refused('E_EXPIRED', "has no expiry, so a replay of it would work for ever (re-export with 'bloomgate export-ranges --sign', " +
+      "or serve with 'bloomgate serve --sign': both sign an expiry)");
   }
+  const now = Date.now();
+  if (now >= expires * 1000) throw refused('E_EXPIRED', `expired at ${new Date(expires * 1000).toISOString()}`);
+  if (expires * 1000 > now + MAX_EXPIRES_AHEAD_MS) throw refused('E_EXPIRED', 'claims an expiry more than 366 days ahead (the CLI signs at most 366 days)');
+  // Never older than a generation of this list already believed here (a replayed older export).
+  const seenKey = `${keys.listId} ${id}`;
+  const newest = newestGeneration.get(seenKey) ?? -1;
+  if (manifest.generation < newest) {
+    throw refused('E_STALE', `holds generation ${manifest.generation} of list ${keys.listId}, older than generation ${newest} already believed here (a replayed export)`);
+  }
+  newestGeneration.set(seenKey, manifest.generation);
   return { root, shape: { depth: /** @type {number} */ (manifest.depth), blockBits: /** @type {number} */ (manifest.blockBits) } };
 }
 

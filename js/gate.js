@@ -14,7 +14,7 @@
 import { BloomgateError } from './errors.js';
 import { flagStale } from './password.js';
 import { MAX_TIMEOUT_MS } from './http.js';
-import { keySetFromOptions } from './signature.js';
+import { trustOf } from './endpoint.js';
 
 const ON_ERROR = new Set(['throw', 'listed', 'clean']);
 
@@ -83,7 +83,7 @@ function validateOptions(options) {
   if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > MAX_TIMEOUT_MS) {
     throw new RangeError(`createGate: timeoutMs must be a number in (0, ${MAX_TIMEOUT_MS}], got ${String(timeoutMs)}`);
   }
-  keySetFromOptions(options.keys, options.threshold, 'createGate'); // TypeError/RangeError on a malformed key
+  trustOf(options, filter, 'createGate'); // TypeError/RangeError on a malformed key, or keys without the list they bind to
   const cache = options.cache ?? {};
   const maxEntries = cache.maxEntries ?? 1000;
   const ttlMs = cache.ttlMs ?? 10 * 60 * 1000;
@@ -112,10 +112,10 @@ export function createGate(options) {
   const minNegatives = options.staleness?.minNegatives ?? 200;
   const inFlight = new Map();
   // The keys confirm() should escalate with: the caller's, else the live filter's current ones.
+  // Read at each escalation: a live filter may have followed a rotation (or a successor) since.
   const trustNow = () => {
-    if (options.keys !== undefined && options.keys !== null) return { keys: options.keys, threshold: options.threshold ?? 1 };
-    const trust = /** @type {any} */ (filter).trust;
-    return trust ? { keys: trust.keys, threshold: trust.threshold } : null;
+    const binding = trustOf(options, filter, 'createGate');
+    return binding === null ? null : { keys: binding.keys.map((key) => key.id), threshold: binding.threshold, listId: binding.listId };
   };
   const counts = { checks: 0, localNegatives: 0, escalations: 0, cacheHits: 0, confirmed: 0, falsePositives: 0, errors: 0 };
   // The filter's own prediction, refreshed now and then: stats() walks the whole bit array.
@@ -172,7 +172,7 @@ export function createGate(options) {
       const answer = await Promise.race([
         Promise.resolve().then(() => {
           const trust = trustNow();
-          return confirm(item, trust ? { signal: controller.signal, keys: trust.keys, threshold: trust.threshold } : { signal: controller.signal });
+          return confirm(item, trust ? { signal: controller.signal, ...trust } : { signal: controller.signal });
         }),
         // A confirm() that ignores its signal still loses the race.
         new Promise((_, reject) => controller.signal.addEventListener('abort', () => reject(controller.signal.reason), { once: true })),

@@ -456,8 +456,18 @@ export interface OpenFilterOptions {
   maxBytes?: number;
   /** One check (manifest, key history, delta or file), 1 .. 2^31 - 1 ms (default 60000): E_TIMEOUT. */
   timeoutMs?: number;
-  /** Only accept this list (32 hex digits): E_LIST otherwise, also for a persisted copy. */
+  /**
+   * The list this client is bound to (32 hex digits, what `bloomgate publish` prints under "client
+   * options"): a manifest or persisted copy of any other list is E_LIST. Required with `keys` (a
+   * TypeError without it): one publisher key may sign several lists, and the host must not choose.
+   */
   listId?: string;
+  /**
+   * Follow a signed successor (`bloomgate publish --replace-list`) from `listId` to the list that
+   * replaces it (default false: E_LIST). Needs `keys`. A successor record is followed only when the
+   * generation it says it replaced is not older than the one in use (an old one replayed: E_STALE).
+   */
+  followSuccessors?: boolean;
   /**
    * A .bgf file to start from when nothing is persisted (one shipped with the app or extension): the
    * open resolves at once, offline too, and the first update can be a delta from it.
@@ -520,7 +530,7 @@ export interface FreshFilter {
   /** The manifest URL it follows (absolute). */
   readonly manifestUrl: string;
   /** The keys trusted now (after any rotation followed), passed on to checkUrl, checkPassword and createGate; null when unsigned. */
-  readonly trust: { keys: string[]; threshold: number } | null;
+  readonly trust: { keys: string[]; threshold: number; listId: string } | null;
   /** Past the expiry of the newest believed manifest (fires one 'stale' event when first seen). */
   readonly stale: boolean;
   /** The .bgf bytes of the generation in use (a copy). */
@@ -652,7 +662,7 @@ export interface GateStats {
 export interface GateOptions {
   filter: { mightContain(item: Item): boolean; stats?(): { estimatedErrorRate: number } };
   /** Ask the source of truth; honour `signal`. May return a cache hint in ms. */
-  confirm(item: Item, context: { signal: AbortSignal; keys?: string[]; threshold?: number }): Promise<boolean | { listed: boolean; ttlMs?: number }>;
+  confirm(item: Item, context: { signal: AbortSignal; keys?: string[]; threshold?: number; listId?: string }): Promise<boolean | { listed: boolean; ttlMs?: number }>;
   /** What a failed escalation means. Default 'throw' (BloomgateError E_ESCALATION); never silently clean. */
   onError?: 'throw' | 'listed' | 'clean' | ((error: unknown, item: Item) => boolean);
   /** Abort an escalation after this long, 1 .. 2^31 - 1 ms (default 5000); larger is a RangeError. */
@@ -670,6 +680,8 @@ export interface GateOptions {
   keys?: string[];
   /** How many of `keys` must sign (default 1). */
   threshold?: number;
+  /** The list `keys` bind the checks to (default: that of a filter from openFilter); required with keys otherwise. */
+  listId?: string;
 }
 
 export interface Gate {
@@ -724,6 +736,12 @@ export interface EscalationOptions {
   keys?: string[];
   /** How many of `keys` must sign the endpoint manifest (default 1). */
   threshold?: number;
+  /**
+   * The list the check is bound to (32 hex digits, what `export-ranges` / `publish` print): with keys,
+   * an endpoint manifest of another list is E_ESCALATION. Required with keys unless the filter is one
+   * from openFilter() opened with keys and listId (its list is used); a filter of another list is E_LIST.
+   */
+  listId?: string;
 }
 
 /**

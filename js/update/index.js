@@ -57,6 +57,17 @@ function resolveManifestUrl(manifestUrl, allowHttp) {
   return url.href;
 }
 
+/**
+ * With keys, the caller names its list: one publisher key may sign several lists (phishing,
+ * malware), and a host could otherwise serve any of them under any URL (js/update/trust.js, rule 3).
+ * @param {string} where e.g. 'openFilter()'
+ */
+export function missingListId(where) {
+  return new TypeError(`${where}: with keys, pass listId too — the 32 hex digits 'bloomgate publish' prints under "client options" ` +
+    "(also in the site's manifest.json, or 'bloomgate inspect FILE.bgf'): it binds this client to that one list, so a host cannot " +
+    'serve another list the same keys signed');
+}
+
 function readOptions(options) {
   if (options === null || typeof options !== 'object') throw new TypeError('openFilter(manifestUrl, options): options must be an object');
   const allowHttp = options.allowHttp ?? false;
@@ -68,6 +79,7 @@ function readOptions(options) {
     refreshSeconds: options.refreshSeconds ?? 0,
     autoRefresh: options.autoRefresh ?? false,
     listId: null,
+    followSuccessors: options.followSuccessors ?? false,
     storage: options.storage,
     storageKey: options.storageKey,
     onUpdate: options.onUpdate,
@@ -101,6 +113,11 @@ function readOptions(options) {
       throw new TypeError('openFilter(): listId must be 32 hex digits');
     }
     settings.listId = options.listId.toLowerCase();
+  }
+  if (typeof settings.followSuccessors !== 'boolean') throw new TypeError('openFilter(): followSuccessors must be a boolean');
+  if (settings.trusted !== null && settings.listId === null) throw missingListId('openFilter()');
+  if (settings.followSuccessors && settings.trusted === null) {
+    throw new TypeError('openFilter(): followSuccessors needs keys: only a successor the publisher signed is followed');
   }
   if (options.onStale !== undefined) {
     if (typeof options.onStale === 'function') settings.onStaleEvent = options.onStale;

@@ -11,6 +11,11 @@
  * trusted; one whose keys are exactly the set it trusts is adopted as that
  * set's number (an app that already pins the new keys). Once a client has
  * moved to set N, what only older sets sign is refused.
+ *
+ * A client follows the history only up to the key set the manifest in hand
+ * names (`target`): records past it — a host can append any — are not read,
+ * so a record that repeats the current keys under a later number cannot
+ * move the client past the set its publisher signs with.
  */
 import { CanonicalWriter } from '../canonical.js';
 import { BloomgateError } from '../errors.js';
@@ -86,12 +91,14 @@ const sameKeys = (a, b) => a.length === b.length && a.every((key) => b.some((oth
  * @param {TrustedKeys} trusted
  * @param {Rotation[]} rotations
  * @param {string} url for messages
+ * @param {number} target the key set the manifest names: nothing past it is followed
  * @returns {Promise<TrustedKeys>}
  */
-export async function followRotations(trusted, rotations, url) {
+export async function followRotations(trusted, rotations, url, target) {
   let current = trusted;
   for (const rotation of rotations) {
     if (rotation.seq <= current.seq) continue;
+    if (rotation.seq > target) break;
     if (rotation.seq !== current.seq + 1) {
       // A gap: the pinned keys are those of a later set when they equal it, else nothing more verifies.
       if (sameKeys(rotation.keys, current.keys) && rotation.threshold === current.threshold) current = { ...current, seq: rotation.seq };

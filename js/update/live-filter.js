@@ -24,7 +24,7 @@ import { checksumOf, sha256, viaDelta, viaFull } from './download.js';
 import { parseRotations } from './key-rotation.js';
 import { MAX_MANIFEST_BYTES, MAX_MIN_REFRESH_SECONDS, parseManifest } from './manifest.js';
 import { defaultStorage } from './storage.js';
-import { judgeManifest } from './trust.js';
+import { checkStillValid, judgeManifest } from './trust.js';
 
 /** autoRefresh's period when neither the manifest nor the caller names one. */
 const DEFAULT_POLL_SECONDS = 5 * 60;
@@ -214,13 +214,15 @@ export class FreshFilter extends EventTarget {
 
   /**
    * The publisher keys this filter trusts now (after any rotation it
-   * followed), which checkUrl, checkPassword and createGate use for the
+   * followed) and the list they bind it to (the pinned one, or the successor
+   * it followed), which checkUrl, checkPassword and createGate use for the
    * escalation endpoint when they are given this filter; null when unsigned.
-   * @returns {{ keys: string[], threshold: number } | null}
+   * @returns {{ keys: string[], threshold: number, listId: string } | null}
    */
   get trust() {
     const trusted = this.#trusted;
-    return trusted === null ? null : { keys: trusted.keys.map((key) => key.id), threshold: trusted.threshold };
+    if (trusted === null) return null;
+    return { keys: trusted.keys.map((key) => key.id), threshold: trusted.threshold, listId: this.#filter?.listId ?? this.#settings.listId };
   }
 
   /**
@@ -441,7 +443,9 @@ export class FreshFilter extends EventTarget {
       bytes = record.bytes instanceof Uint8Array ? record.bytes : new Uint8Array(record.bytes);
       filter = await BloomFilter.from(bytes);
       const pinned = settings.listId;
-      if (pinned !== null && filter.listId !== pinned) {
+      // A successor's copy counts only for a client that opted in, and only when it was reached from this very pin.
+      const reachedFromPin = settings.followSuccessors === true && meta.signed === true && meta.pinnedListId === pinned;
+      if (pinned !== null && filter.listId !== pinned && !reachedFromPin) {
         throw new BloomgateError('E_LIST', `the persisted copy is of list ${filter.listId}, not ${pinned}`);
       }
       // Only a copy this code accepted from this list: its record names the list and the very bytes.
@@ -604,6 +608,7 @@ export class FreshFilter extends EventTarget {
       url: this.#url,
       trusted: this.#trusted,
       pinnedListId: settings.listId,
+      followSuccessors: settings.followSuccessors,
       inUse: current === null ? null : { listId: current.listId, generation: current.generation, sha256: this.#sha256, checksum: this.#checksum },
       nowMs: settings.now(),
       loadRotations: () => this.#loadRotations(manifest, signal),
@@ -643,6 +648,12 @@ export class FreshFilter extends EventTarget {
     if (this.#closed) {
       next.filter.free();
       throw closedError();
+    }
+    try {
+      checkStillValid(verdict, settings.now(), this.#url);
+    } catch (error) {
+      next.filter.free();
+      throw error;
     }
     const at = settings.now();
     this.#install(next.filter, next.source, at, next.bytes);
@@ -725,6 +736,7 @@ export class FreshFilter extends EventTarget {
       minRefreshSeconds: this.#minRefreshSeconds,
       expires: this.#expiresMs,
       signed: this.#signed,
+      pinnedListId: this.#settings.listId,
       keys: trusted === null ? null
         : { pin: pinOf(this.#settings.trusted), seq: trusted.seq, ids: trusted.keys.map((key) => key.id), threshold: trusted.threshold },
     };

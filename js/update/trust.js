@@ -16,15 +16,27 @@
  *     Without keys the client runs unsigned, as before signing existed, and
  *     says so (stats().signed === false): then the rest of this rule holds
  *     only against accidents, not against a host that lies.
- *  2. NOT EXPIRED. A version-2 manifest carries `expires`; one past it is
- *     refused (E_EXPIRED), also for a client that holds nothing yet, so a
- *     replayed old manifest works for at most its lifetime (rollback of a
- *     fresh client, bounded). The copy in use turns stale at the expiry of
- *     the newest manifest that was believed: a frozen site is noticed.
- *  3. THE SAME LIST. It names the list in use (or the one the caller pinned
- *     with `listId`), or — signed only — it names that list in `replaces`: a
- *     publisher moved its clients to a successor list (`publish
- *     --replace-list`). Unsigned, another list is refused (E_LIST).
+ *     The key history is followed only up to the key set the manifest names:
+ *     a record the host appends past it changes nothing.
+ *  2. NOT EXPIRED, NOT TOO FAR AHEAD. A version-2 manifest carries `expires`;
+ *     one past it is refused (E_EXPIRED), also for a client that holds
+ *     nothing yet, so a replayed old manifest works for at most its lifetime
+ *     (rollback of a fresh client, bounded). An expiry further ahead than the
+ *     CLI signs (MAX_EXPIRES_IN_SECONDS, plus CLOCK_SKEW_SECONDS) is refused
+ *     too (E_EXPIRED): it would make that replay window endless. The copy in
+ *     use turns stale at the expiry of the newest manifest that was believed:
+ *     a frozen site is noticed. A manifest that expires while its files
+ *     download is not installed (live-filter.js asks `stillValid`).
+ *  3. THE LIST ASKED FOR. With keys the caller names its list (`listId` is
+ *     required: index.js), so one publisher key that signs several lists
+ *     cannot move a client from one to another. A manifest must name the
+ *     list in use (or, before there is one, the pinned list). A successor
+ *     (`publish --replace-list`: the manifest names the list in use in
+ *     `replaces`) is followed only when the caller opted in
+ *     (`followSuccessors: true`), only when signed, and only when the
+ *     generation it says it replaced is not older than the one in use: an old
+ *     successor record replayed after the client moved on (A -> B -> A) is
+ *     refused (E_STALE). Anything else is E_LIST.
  *  4. NOT OLDER. Of the same list, its generation is not below the one in use
  *     (E_STALE); at the same generation its full file must be the file in use
  *     (E_MANIFEST), and it may only extend the expiry.
@@ -37,6 +49,11 @@ import { BloomgateError } from '../errors.js';
 import { digestListed } from '../integrity.js';
 import { verifyThreshold } from '../signature.js';
 import { followRotations } from './key-rotation.js';
+
+/** The longest expiry `bloomgate publish` signs (--expires-in): 366 days. */
+export const MAX_EXPIRES_IN_SECONDS = 366 * 86400;
+/** How far a client's clock may run behind the publisher's before a fresh expiry reads as too far ahead. */
+export const CLOCK_SKEW_SECONDS = 3600;
 
 /**
  * @typedef {import('./key-rotation.js').TrustedKeys} TrustedKeys
@@ -56,6 +73,7 @@ import { followRotations } from './key-rotation.js';
  *   url: string,
  *   trusted: TrustedKeys | null,
  *   pinnedListId: string | null,
+ *   followSuccessors?: boolean,
  *   inUse: InUse | null,
  *   nowMs: number,
  *   loadRotations: () => Promise<import('./key-rotation.js').Rotation[]>,
@@ -73,7 +91,7 @@ export async function judgeManifest(manifest, context) {
     if (manifest.version < 2 || manifest.canonical === null) {
       throw new BloomgateError('E_SIGNATURE', `the filter manifest at ${url} is unsigned (version ${manifest.version}); this client accepts only manifests signed by its keys`);
     }
-    if (manifest.keySet > trusted.seq) trusted = await followRotations(trusted, await context.loadRotations(), url);
+    if (manifest.keySet > trusted.seq) trusted = await followRotations(trusted, await context.loadRotations(), url, manifest.keySet);
     if (manifest.keySet !== trusted.seq) {
       throw new BloomgateError('E_SIGNATURE', manifest.keySet < trusted.seq
         ? `the filter manifest at ${url} is signed by key set ${manifest.keySet}, which key set ${trusted.seq} replaced; only the current keys sign`
@@ -82,24 +100,36 @@ export async function judgeManifest(manifest, context) {
     signedBy = await verifyThreshold(manifest.canonical, manifest.signatures, trusted, `the filter manifest at ${url}`);
   }
 
-  // 2. Not expired.
+  // 2. Not expired, and not signed for longer than any publisher can.
   const expiresMs = manifest.expires === null ? null : manifest.expires * 1000;
   if (expiresMs !== null && nowMs >= expiresMs) {
     throw new BloomgateError('E_EXPIRED',
       `the filter manifest at ${url} expired at ${new Date(expiresMs).toISOString()} (a frozen or replayed site); ` +
       (inUse ? 'kept the filter in use' : 'no filter is accepted from it'));
   }
+  if (expiresMs !== null && expiresMs > nowMs + (MAX_EXPIRES_IN_SECONDS + CLOCK_SKEW_SECONDS) * 1000) {
+    throw new BloomgateError('E_EXPIRED',
+      `the filter manifest at ${url} claims to be valid until ${expiryText(expiresMs)}, more than 366 days ahead (bloomgate publish ` +
+      `signs at most 366 days): a replay of it would never end; ${inUse ? 'kept the filter in use' : 'no filter is accepted from it'}`);
+  }
 
-  // 3. The same list, or a successor the keys signed.
+  // 3. The list asked for, or a successor the caller opted into and the keys signed.
   const listWanted = inUse?.listId ?? pinnedListId;
   let successor = false;
   if (listWanted !== null && manifest.listId !== listWanted) {
-    const replaced = context.trusted !== null && manifest.replaces.some((entry) => entry.listId === listWanted);
-    if (!replaced) {
+    const entry = manifest.replaces.find((candidate) => candidate.listId === listWanted);
+    const kept = inUse ? '; kept the filter in use' : '';
+    if (entry === undefined || context.trusted === null || context.followSuccessors !== true) {
+      let why = '';
+      if (entry !== undefined && context.trusted === null) why = ' (it names a successor, which only a signed client follows: pass keys)';
+      else if (entry !== undefined) why = ' (it names itself a successor of that list; pass followSuccessors: true to openFilter() to follow the publisher there)';
       throw new BloomgateError('E_LIST',
-        `the manifest at ${url} offers list ${manifest.listId}, not list ${listWanted}` +
-        (inUse ? ' of the filter in use; kept the filter in use' : ' asked for') +
-        (context.trusted === null && manifest.replaces.length > 0 ? ' (it names a successor, which only a signed client follows: pass keys)' : ''));
+        `the manifest at ${url} offers list ${manifest.listId}, not list ${listWanted}` + (inUse ? ' of the filter in use' : ' asked for') + why + kept);
+    }
+    if (inUse !== null && entry.generation < inUse.generation) {
+      throw new BloomgateError('E_STALE',
+        `the manifest at ${url} moves list ${listWanted} generation ${entry.generation} to its successor ${manifest.listId}, but generation ` +
+        `${inUse.generation} of ${listWanted} is in use (an old successor record, replayed)${kept}`);
     }
     successor = true;
   }
@@ -121,4 +151,24 @@ export async function judgeManifest(manifest, context) {
     }
   }
   return { action: 'install', successor, trusted, signedBy, expiresMs };
+}
+
+/** An expiry for a message: ISO time when the Date can show it, else the raw seconds. */
+function expiryText(ms) {
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? `${ms / 1000} s after 1970` : date.toISOString();
+}
+
+/**
+ * Still believable now (after its files downloaded)? A manifest that expired meanwhile is not
+ * installed: throws E_EXPIRED.
+ * @param {Verdict} verdict
+ * @param {number} nowMs
+ * @param {string} url
+ */
+export function checkStillValid(verdict, nowMs, url) {
+  if (verdict.expiresMs !== null && nowMs >= verdict.expiresMs) {
+    throw new BloomgateError('E_EXPIRED',
+      `the filter manifest at ${url} expired at ${expiryText(verdict.expiresMs)} while its files downloaded; not installed, kept the filter in use`);
+  }
 }

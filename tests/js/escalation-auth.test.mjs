@@ -63,7 +63,7 @@ async function passwordOutcomes(base, options = {}) {
   const outcomes = [];
   for (const password of LISTED_PASSWORDS) {
     try {
-      const result = await checkPassword(password, { filter: passwordFilter(), rangeUrl: base, fetch: fetchImpl, keys, ...options });
+      const result = await checkPassword(password, { filter: passwordFilter(), rangeUrl: base, fetch: fetchImpl, keys, listId: LIST_ID, ...options });
       outcomes.push(result.breached ? 'listed' : 'clean');
     } catch (error) {
       assert.ok(error instanceof BloomgateError && error.code === 'E_ESCALATION', `${password}: ${error?.stack ?? error}`);
@@ -78,7 +78,7 @@ async function urlOutcomes(base, options = {}) {
   const outcomes = [];
   for (const url of LISTED_URLS) {
     try {
-      const result = await checkUrl(url, { filter: urlFilter(), hashesUrl: base, fetch: fetchImpl, keys, ...options });
+      const result = await checkUrl(url, { filter: urlFilter(), hashesUrl: base, fetch: fetchImpl, keys, listId: LIST_ID, ...options });
       outcomes.push(result.listed ? 'listed' : 'clean');
     } catch (error) {
       assert.ok(error instanceof BloomgateError && error.code === 'E_ESCALATION', `${url}: ${error?.stack ?? error}`);
@@ -94,7 +94,7 @@ test('a genuine signed endpoint: listed items read listed, clean items clean, ov
   for (const padding of [true, false]) {
     const fetchImpl = freshFetch();
     for (const password of CLEAN_PASSWORDS) {
-      const result = await checkPassword(password, { filter: passwordFilter(), rangeUrl: `${genuine}/range`, fetch: fetchImpl, keys, addPadding: padding });
+      const result = await checkPassword(password, { filter: passwordFilter(), rangeUrl: `${genuine}/range`, fetch: fetchImpl, keys, listId: LIST_ID, addPadding: padding });
       assert.deepEqual([result.breached, result.escalated, result.count], [false, true, 0], password);
     }
   }
@@ -102,7 +102,7 @@ test('a genuine signed endpoint: listed items read listed, clean items clean, ov
     assert.deepEqual(await urlOutcomes(base), LISTED_URLS.map(() => 'listed'), base);
     const fetchImpl = freshFetch();
     for (const url of CLEAN_URLS) {
-      const result = await checkUrl(url, { filter: urlFilter(), hashesUrl: base, fetch: fetchImpl, keys });
+      const result = await checkUrl(url, { filter: urlFilter(), hashesUrl: base, fetch: fetchImpl, keys, listId: LIST_ID });
       assert.deepEqual([result.listed, result.escalated], [false, true], `${url} at ${base}`);
     }
   }
@@ -135,7 +135,7 @@ for (const [index, { name }] of attacks({}, { otherPrefix: { range: '', hashes: 
 
 test('a live filter from openFilter passes its keys on (its trust), to checkPassword, checkUrl and createGate', async () => {
   mirror.attack = attacks(endpoints.origins, { otherPrefix })[2]; // stripped replies, genuine manifest and proofs
-  const trust = { keys, threshold: 1 };
+  const trust = { keys, threshold: 1, listId: LIST_ID };
   const fetchImpl = freshFetch();
   await assert.rejects(
     checkPassword(LISTED_PASSWORDS[0], { filter: passwordFilter({ trust }), rangeUrl: `${mirror.url}/range`, fetch: fetchImpl }),
@@ -151,7 +151,7 @@ test('a live filter from openFilter passes its keys on (its trust), to checkPass
     filter: { mightContain: () => true, trust },
     confirm: async (item, context) => {
       seen.push(context.keys);
-      const result = await checkPassword(item, { filter: passwordFilter(), rangeUrl: `${mirror.url}/range`, fetch: fetchImpl, keys: context.keys, threshold: context.threshold });
+      const result = await checkPassword(item, { filter: passwordFilter(), rangeUrl: `${mirror.url}/range`, fetch: fetchImpl, keys: context.keys, threshold: context.threshold, listId: context.listId });
       return result.breached;
     },
   });
@@ -165,18 +165,18 @@ test('keys: a threshold the endpoint does not meet, an unsigned manifest, no man
   const { genuine, forgedUnsigned } = endpoints.origins;
   // Two keys pinned, threshold 2: the endpoint is signed by one.
   await assert.rejects(
-    checkPassword(CLEAN_PASSWORDS[0], { filter: passwordFilter(), rangeUrl: `${genuine}/range`, fetch: freshFetch(), keys: [keys[0], endpoints.attackerKey], threshold: 2 }),
+    checkPassword(CLEAN_PASSWORDS[0], { filter: passwordFilter(), rangeUrl: `${genuine}/range`, fetch: freshFetch(), keys: [keys[0], endpoints.attackerKey], threshold: 2, listId: LIST_ID }),
     (error) => error.code === 'E_ESCALATION' && error.cause?.code === 'E_SIGNATURE' && /2 of the 2/.test(error.message),
   );
   await assert.rejects(
-    checkPassword(CLEAN_PASSWORDS[0], { filter: passwordFilter(), rangeUrl: `${forgedUnsigned}/range`, fetch: freshFetch(), keys }),
+    checkPassword(CLEAN_PASSWORDS[0], { filter: passwordFilter(), rangeUrl: `${forgedUnsigned}/range`, fetch: freshFetch(), keys, listId: LIST_ID }),
     (error) => error.code === 'E_ESCALATION' && error.cause?.code === 'E_SIGNATURE' && /unsigned/.test(error.message),
   );
   // Malformed keys are the caller's mistake, before any request.
   await assert.rejects(checkPassword('x', { filter: passwordFilter(), rangeUrl: `${genuine}/range`, keys: ['ed25519:short'] }), TypeError);
   await assert.rejects(checkUrl('http://x.example/', { filter: urlFilter(), hashesUrl: `${genuine}/hashes`, keys, threshold: 3 }), RangeError);
   // No manifest at all: the public service passes by its padding over https only; anything else is refused.
-  const keySet = keySetFromOptions(keys, 1, 'test');
+  const keySet = { ...keySetFromOptions(keys, 1, 'test'), listId: LIST_ID };
   assert.equal(await authorityOf(null, null, keySet, 'https://api.pwnedpasswords.com/range', 'range'), null);
   await assert.rejects(authorityOf(null, null, keySet, 'http://api.pwnedpasswords.com/range', 'range'), /no signed manifest/);
   await assert.rejects(authorityOf(null, null, keySet, `${forgedUnsigned}/nothing`, 'range'), /no signed manifest/);
@@ -254,7 +254,7 @@ test('export-ranges --sign --expires-in: a signed expiry clients honour', async 
   const manifest = JSON.parse(readFileSync(join(dir, 'site', 'hashes', 'manifest.json'), 'utf8'));
   const now = Math.floor(Date.now() / 1000);
   assert.ok(manifest.expires > now + 3000 && manifest.expires <= now + 3600, String(manifest.expires));
-  const keySet = keySetFromOptions(keys, 1, 'test');
+  const keySet = { ...keySetFromOptions(keys, 1, 'test'), listId: LIST_ID };
   assert.ok(await authorityOf({ ...manifest, url: 'test' }, null, keySet, 'http://x', 'hashes'));
   // The expiry is signed: moving it is a signature failure, not a longer life.
   await assert.rejects(authorityOf({ ...manifest, expires: manifest.expires + 86400, url: 'test' }, null, keySet, 'http://x', 'hashes'), /do not verify/);

@@ -18,7 +18,7 @@ import { after, before, describe, it } from 'node:test';
 
 import { BloomgateError, checkUrl, createGate, directoryStorage, openFilter } from '../../js/index.js';
 import {
-  ADDED, LISTED, LIST, NEXT_LIST, MirrorHost, assertAllListed, attacksOn, buildKit, listedUrl, manifestOf, withManifest,
+  ADDED, LISTED, LIST, NEXT_LIST, OTHER_LIST, MirrorHost, assertAllListed, attacksOn, buildKit, listedUrl, manifestOf, withManifest,
 } from './helpers/mirror.mjs';
 
 let kit;
@@ -37,7 +37,7 @@ after(async () => {
 });
 
 const urlsOf = (g) => Array.from({ length: LISTED + (g - 1) * ADDED }, (_, i) => listedUrl(i));
-const pinned = () => ({ keys: kit.pinned, threshold: 2 });
+const pinned = () => ({ keys: kit.pinned, threshold: 2, listId: LIST });
 const newStore = () => directoryStorage(join(scratch, `store-${++dirs}`));
 
 function recorder(live) {
@@ -103,10 +103,12 @@ describe('a malicious mirror: every attack refused, every listed URL still liste
         assert.ok([attack.code, 'E_INTEGRITY', 'E_SIGNATURE', 'E_MANIFEST'].includes(error.code), `${error.code}: ${error.message}`);
         return;
       }
-      // Accepted only when what it serves is genuine: then it is a genuine generation, complete.
+      // Accepted only when what it serves is genuine: then it is a genuine generation of the list asked for, complete.
+      // Another list (even one the same keys signed) is never a pass.
       try {
-        assert.ok([1, 3].includes(live.generation) && live.listId === LIST || live.listId !== LIST, `accepted ${live.listId} ${live.generation}`);
-        if (live.listId === LIST) assertGenuine(live, live.generation, attack.name);
+        assert.equal(live.listId, LIST, `a fresh client pinned to ${LIST} installed list ${live.listId}`);
+        assert.ok([1, 3].includes(live.generation), `accepted generation ${live.generation}`);
+        assertGenuine(live, live.generation, attack.name);
       } finally {
         live.close();
       }
@@ -225,8 +227,8 @@ describe('the stale event comes unasked', () => {
 });
 
 describe('successors, key rotation and key compromise', () => {
-  it('a signed successor moves a client to the new list; an unsigned client is told why it does not', async () => {
-    const live = await clientAt2();
+  it('a signed successor moves a client that opted in to the new list; an unsigned client is told why it does not', async () => {
+    const live = await clientAt2({ followSuccessors: true });
     const events = recorder(live);
     host.serve(kit.successor);
     const outcome = await live.refresh({ force: true });
@@ -255,7 +257,7 @@ describe('successors, key rotation and key compromise', () => {
     const outcome = await live.refresh({ force: true });
     assert.equal(outcome.error, undefined, outcome.error?.message);
     assert.equal(live.stats().keySet, 1);
-    assert.deepEqual(live.trust, { keys: [kit.keys.k4], threshold: 1 });
+    assert.deepEqual(live.trust, { keys: [kit.keys.k4], threshold: 1, listId: LIST });
     // k1 and k2 were stolen after the rotation: what they sign now is refused.
     host.serve(withManifest(kit.genuine[3], (m) => m)); // the old keys' manifest (key set 0)
     const old = await live.refresh({ force: true });
@@ -331,7 +333,7 @@ describe('fail-safe transport', () => {
     const dir = join(scratch, `store-${++dirs}`);
     // Persist the other list's file under this manifest's key, as a copied-in file would be.
     host.serve(kit.other);
-    const otherLive = await openFilter(host.manifestUrl, { storage: directoryStorage(dir), ...pinned() });
+    const otherLive = await openFilter(host.manifestUrl, { storage: directoryStorage(dir), ...pinned(), listId: OTHER_LIST });
     otherLive.close();
     host.serve(kit.genuine[2]);
     const live = await openFilter(host.manifestUrl, { storage: directoryStorage(dir), ...pinned(), listId: LIST });

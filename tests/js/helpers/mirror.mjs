@@ -130,13 +130,20 @@ export async function buildKit(dir) {
   await publish('next.bgf', 'successor', ['k1', 'k2'], ['--replace-list']);
   const successor = snapshot(file('successor'));
 
+  // Back again: LIST generation 4 replaces NEXT_LIST (a history A -> B -> A), so B's old manifest is a replay.
+  writeFileSync(file('g4.txt'), urls(LISTED + 3 * ADDED));
+  await cli(dir, ['build', 'g4.txt', '-o', 'g4.bgf', '--format', 'urls', '--like', 'g3.bgf', '-q']);
+  cpSite(dir, 'successor', 'returned');
+  await publish('g4.bgf', 'returned', ['k1', 'k2'], ['--replace-list']);
+  const returned = snapshot(file('returned'));
+
   // Key rotation: k1 + k2 (set 0's threshold) sign key set 1 = { k4 } (threshold 1); the manifest is re-signed by k4.
   cpSite(dir, 'site', 'rotated');
   await cli(dir, ['keys', 'rotate', '--dir', 'rotated', '--old', 'k1.key', '--old', 'k2.key', '--new', 'k4.key', '-q']);
   const rotated = snapshot(file('rotated'));
 
   return {
-    dir, keys, genuine, short, other, successor, rotated,
+    dir, keys, genuine, short, other, successor, returned, rotated,
     forged: { signedByAttacker: forgedSignedByAttacker, unsigned: forgedUnsigned, oneKey: forgedOneKey, max: forgedMax },
     files: {
       g1: readFileSync(file('g1.bgf')), g2: readFileSync(file('g2.bgf')), g3: readFileSync(file('g3.bgf')),
@@ -151,6 +158,22 @@ function cpSite(dir, from, to) {
   for (const name of readdirSync(join(dir, from))) {
     if (!name.startsWith('.')) writeFileSync(join(dir, to, name), readFileSync(join(dir, from, name)));
   }
+}
+
+/**
+ * A snapshot whose manifest was edited by `edit` and then genuinely signed again by `signers`
+ * (key files under kit.dir): what a publisher's own tooling could sign, not a forgery.
+ */
+export async function resigned(kit, files, edit, signers) {
+  const { parseManifest } = await import('../../../js/update/manifest.js');
+  const { readSigningKeys, signAll } = await import('../../../js/cli/signing.js');
+  const manifest = edit(manifestOf(files)) ?? manifestOf(files);
+  delete manifest.signatures;
+  const { canonical } = parseManifest(JSON.stringify(manifest), 'http://x/manifest.json');
+  manifest.signatures = signAll(canonical, await readSigningKeys(signers.map((name) => join(kit.dir, `${name}.key`))));
+  const copy = new Map(files);
+  copy.set('/manifest.json', Buffer.from(JSON.stringify(manifest)));
+  return copy;
 }
 
 /** The manifest of a snapshot, parsed. */
