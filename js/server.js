@@ -11,7 +11,8 @@
  *   GET /range/manifest.json, /hashes/manifest.json
  *                             what the endpoint holds (list id, generation, records, threshold):
  *                             clients believe a "not listed" only from an endpoint that shows it
- *   GET /{path}               static files under `staticDir` (the demo pages), if given
+ *   GET /{path}               static files under `staticDir` (the demo pages), if given; never
+ *                             dotfiles, dot-directories, *.key / *.pem or what reads as a private key
  *
  * It binds 127.0.0.1 unless told otherwise, answers malformed prefixes with
  * 400, has fixed routes (no request ever names a file outside its own list or
@@ -19,9 +20,9 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { open, readFile, realpath, stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { basename, extname, join, resolve, sep } from 'node:path';
+import { basename, extname, join, relative, resolve, sep } from 'node:path';
 
 import { storeManifest } from './endpoint.js';
 import { BloomFilter } from './filter.js';
@@ -40,6 +41,11 @@ const CONTENT_TYPES = {
   '.png': 'image/png',
   '.txt': 'text/plain; charset=utf-8',
 };
+
+/** Lifetime of a signed endpoint manifest unless told otherwise (serve --expires-in), seconds. */
+const DEFAULT_SIGNED_EXPIRES_IN = 86400;
+/** A signed manifest is signed again at least this often (a quarter of its lifetime, at most 6 hours). */
+const MAX_RENEW_MS = 6 * 3600 * 1000;
 
 const CORS = {
   'access-control-allow-origin': '*',
@@ -208,6 +214,39 @@ async function staticEtag(digests, path, info) {
   return etag;
 }
 
+/*
+ * What static serving never sends, whatever the directory holds (a 404, as for a missing file:
+ * nothing tells a prober it exists): dotfiles and anything under a dot-directory (`.env`,
+ * `.git/config`, the site lock), key files by name (`*.key`, `*.pem`), and any file whose first
+ * bytes are a private key (a PEM `PRIVATE KEY` block, an OpenSSH or PuTTY private key), so a key
+ * saved as `notes.txt` stays home too. A publisher's site is public by design; its keys are not.
+ */
+const SECRET_EXTENSIONS = new Set(['.key', '.pem', '.p8', '.p12', '.pfx', '.ppk']);
+const SNIFF_BYTES = 1024;
+const PRIVATE_KEY_MARK = /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----|PuTTY-User-Key-File-/;
+
+/** Whether a path relative to a static root names a dotfile, a file in a dot-directory or a key file by name. */
+function secretByName(relativePath) {
+  const parts = relativePath.split(/[/\\]/).filter((part) => part !== '');
+  return parts.some((part) => part.startsWith('.')) || SECRET_EXTENSIONS.has(extname(relativePath).toLowerCase());
+}
+
+/** Whether the first bytes (of a body already read, or of the file) are a private key. */
+async function secretByContent(path, body) {
+  let head = body ? body.subarray(0, SNIFF_BYTES) : null;
+  if (head === null) {
+    const handle = await open(path, 'r');
+    try {
+      const buffer = Buffer.alloc(SNIFF_BYTES);
+      const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
+      head = buffer.subarray(0, bytesRead);
+    } finally {
+      await handle.close();
+    }
+  }
+  return PRIVATE_KEY_MARK.test(head.toString('latin1'));
+}
+
 async function resolveMounts(staticDir) {
   if (!staticDir) return [];
   const list = typeof staticDir === 'string' ? [{ prefix: '/', dir: staticDir }] : staticDir;
@@ -238,6 +277,10 @@ async function resolveMounts(staticDir) {
  * @param {(bytes: Uint8Array) => Array<{ keyid: string, sig: string }>} [options.sign] sign the
  *   endpoint manifests' canonical bytes (`serve --sign`): manifests become version 2 with the
  *   stores' Merkle roots, and `/range/{5 hex}.proof`, `/hashes/{block}.proof` answer proofs
+ * @param {number} [options.expiresIn=86400] with `sign`: seconds a signed manifest is good for; it
+ *   is signed again with a fresh expiry once a quarter of that has passed (at most every 6 hours)
+ * @param {number} [options.renewEveryMs] how often it is signed again (tests)
+ * @param {() => number} [options.now=Date.now] the clock, in milliseconds (tests)
  * @returns {Promise<import('node:http').Server & { stores: object }>} not yet listening
  */
 export async function createReferenceServer(options = {}) {
@@ -247,8 +290,14 @@ export async function createReferenceServer(options = {}) {
   if (passwordStore && passwordStore.hashType !== 'sha1') throw new TypeError('passwordStore must hold sha1 records');
   if (urlStore && urlStore.hashType !== 'sha256') throw new TypeError('urlStore must hold sha256 records');
   // Signed endpoints: each store's tree, built in one pass at start-up (js/store-tree.js), and
-  // its manifest, signed once.
+  // its manifest, signed with an expiry `expiresIn` seconds ahead and signed again once a quarter
+  // of that has passed (checked as each manifest is asked for, so a server that slept or was
+  // stopped in a debugger never hands out an old one): a replayed copy works for at most expiresIn.
   const sign = options.sign;
+  const expiresIn = options.expiresIn ?? DEFAULT_SIGNED_EXPIRES_IN;
+  if (!Number.isSafeInteger(expiresIn) || expiresIn < 1) throw new TypeError(`expiresIn must be a positive number of seconds, got ${String(expiresIn)}`);
+  const renewEveryMs = options.renewEveryMs ?? Math.min(expiresIn * 250, MAX_RENEW_MS);
+  const now = options.now ?? Date.now;
   const trees = {
     range: passwordStore && sign ? await storeTree(passwordStore, 'range') : null,
     hashes: urlStore && sign ? await storeTree(urlStore, 'hashes') : null,
@@ -256,9 +305,20 @@ export async function createReferenceServer(options = {}) {
   /** @param {'range' | 'hashes'} protocol */
   const manifestOf = (protocol) => {
     const store = /** @type {StoreReader} */ (protocol === 'range' ? passwordStore : urlStore);
-    return `${JSON.stringify(storeManifest(store, { protocol, padding: 'request', notFound: 'error', root: trees[protocol]?.root, shape: trees[protocol]?.shape, sign }), null, 2)}\n`;
+    const expires = sign ? Math.floor(now() / 1000) + expiresIn : undefined;
+    return `${JSON.stringify(storeManifest(store, { protocol, padding: 'request', notFound: 'error', root: trees[protocol]?.root, shape: trees[protocol]?.shape, expires, sign }), null, 2)}\n`;
   };
   const manifests = { range: passwordStore ? manifestOf('range') : '', hashes: urlStore ? manifestOf('hashes') : '' };
+  let signedAt = now();
+  /** The endpoint manifest to send, signed again first when a quarter of its lifetime has passed. */
+  const currentManifest = (protocol) => {
+    if (sign && now() - signedAt >= renewEveryMs) {
+      signedAt = now();
+      if (passwordStore) manifests.range = manifestOf('range');
+      if (urlStore) manifests.hashes = manifestOf('hashes');
+    }
+    return manifests[protocol];
+  };
   const mounts = await resolveMounts(options.staticDir);
   const maxAge = options.maxAge ?? 300;
   const answerCache = options.answerCacheControl ?? ANSWER_CACHE;
@@ -279,12 +339,12 @@ export async function createReferenceServer(options = {}) {
     const root = mount.root;
     const inside = (p) => p === root || p.startsWith(root + sep);
     let path = resolve(root, `.${decoded}`);
-    if (!inside(path)) return text(res, 404, 'not found');
+    if (!inside(path) || secretByName(relative(root, path))) return text(res, 404, 'not found');
     let info;
     try {
-      // realpath: a symlink inside the root must not lead outside it.
+      // realpath: a symlink inside the root must not lead outside it (nor to a dotfile or key inside it).
       path = await realpath(path);
-      if (!inside(path)) return text(res, 404, 'not found');
+      if (!inside(path) || secretByName(relative(root, path))) return text(res, 404, 'not found');
       info = await stat(path);
       if (info.isDirectory()) {
         path = join(path, 'index.html');
@@ -306,6 +366,7 @@ export async function createReferenceServer(options = {}) {
       } else {
         etag = await staticEtag(staticDigests, path, info);
       }
+      if (await secretByContent(path, body)) return text(res, 404, 'not found');
     } catch {
       return text(res, 404, 'not found'); // gone (or unreadable) since stat
     }
@@ -342,7 +403,7 @@ export async function createReferenceServer(options = {}) {
     if ((match = /^\/(range|hashes)\/manifest\.json$/.exec(pathname))) {
       const store = match[1] === 'range' ? passwordStore : urlStore;
       if (!store) return text(res, 404, `no ${match[1] === 'range' ? 'password' : 'URL'} store is configured`);
-      const body = manifests[/** @type {'range' | 'hashes'} */ (match[1])];
+      const body = currentManifest(/** @type {'range' | 'hashes'} */ (match[1]));
       return send(res, 200, { 'content-type': 'application/json', 'cache-control': 'no-cache' }, body);
     }
     if ((match = /^\/(range|hashes)\/([^/]*)\.proof$/.exec(pathname))) {

@@ -27,8 +27,12 @@ import { parseCommandArgs } from './args.js';
 import { cannotCreate, cannotOpen, EXIT, usageError } from './errors.js';
 import { COMMAND_HELP } from './help.js';
 import { formatCount } from './progress.js';
+import { clientOptionsLine } from './signing.js';
+import { refuseKeysInside } from './site-paths.js';
 
 const PREFIXES = 1 << 20; // every 5-hex range
+/** A signed export's lifetime unless --expires-in says otherwise: re-export (or re-sign) within it. */
+const DEFAULT_EXPIRES_IN = '7d';
 /** First line of the recipes this command writes; a file without it is the user's and is left alone. */
 const RECIPE_MARK = '# written by bloomgate export-ranges';
 
@@ -47,10 +51,12 @@ export async function run(argv) {
   if (positionals.length !== 1) throw usageError("export-ranges takes one .bgs store (see 'bloomgate export-ranges --help')");
   if (!values.output) throw usageError("missing -o/--output DIR (see 'bloomgate export-ranges --help')");
   if (values['expires-in'] !== undefined && !values.sign?.length) throw usageError('--expires-in applies to a signed export (--sign KEY)');
-  // An expiry bounds how long a host can keep serving this export once a newer one exists.
-  const expires = values['expires-in'] === undefined ? 0
-    : Math.floor(Date.now() / 1000) + (await import('./publish.js')).parseDuration('expires-in', values['expires-in']);
+  // An expiry bounds how long a host can keep serving this export once a newer one exists: always one when signed.
+  const expires = values.sign?.length
+    ? Math.floor(Date.now() / 1000) + (await import('./publish.js')).parseDuration('expires-in', values['expires-in'] ?? DEFAULT_EXPIRES_IN)
+    : 0;
   const signingKeys = values.sign?.length ? await (await import('./signing.js')).readSigningKeys(values.sign) : null;
+  if (signingKeys) refuseKeysInside(values.output, signingKeys, 'the export directory');
   let store;
   try {
     store = await StoreReader.open(positionals[0]);
@@ -67,6 +73,7 @@ export async function run(argv) {
     removeLeftovers(values.output, protocol);
     const temporary = join(values.output, `.${protocol}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`);
     let files;
+    let listId;
     try {
       await makeDir(temporary);
       files = protocol === 'range' ? await exportPasswordRanges(store, temporary, pad) : await exportUrlHashes(store, temporary);
@@ -82,6 +89,7 @@ export async function run(argv) {
       // The manifest last: its presence is what says "complete".
       const manifest = storeManifest(store, { protocol, padding: pad ? 'static' : 'none', notFound: protocol === 'range' ? 'error' : 'empty', root, shape, expires, sign });
       writeOutput(join(temporary, MANIFEST_NAME), `${JSON.stringify(manifest, null, 2)}\n`);
+      listId = manifest.listId;
       replaceDirectory(temporary, target);
     } catch (error) {
       rmSync(temporary, { recursive: true, force: true });
@@ -91,6 +99,11 @@ export async function run(argv) {
     if (!values.quiet) {
       process.stderr.write(`wrote ${formatCount(files)} files under ${target} from ${formatCount(store.count)} records, manifest last\n`);
       for (const line of recipes) process.stderr.write(`${line}\n`);
+      if (signingKeys) process.stderr.write(`signed by ${signingKeys.length} key(s); expires ${new Date(expires * 1000).toISOString()} (re-export or re-sign before then)\n`);
+      if (/^0+$/.test(String(listId))) process.stderr.write('warning: the store names no list (build it with --list-id or --like), so clients cannot bind to it\n');
+      process.stderr.write(signingKeys
+        ? clientOptionsLine({ keys: signingKeys.map((key) => key.id), threshold: signingKeys.length, listId })
+        : clientOptionsLine({ listId }));
     }
     return EXIT.OK;
   } finally {

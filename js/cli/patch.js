@@ -2,13 +2,16 @@
 // `bloomgate patch OLD DELTA -o NEW`: apply a delta to the generation it
 // names; the core checks the result against the target checksum.
 import { parseCommandArgs } from './args.js';
-import { EXIT, cannotOpen, usageError } from './errors.js';
+import { CliError, EXIT, cannotOpen, quote, usageError } from './errors.js';
 import { inFile, readFilterBytes } from './filter-file.js';
 import { COMMAND_HELP } from './help.js';
 import { AtomicOutput } from './output.js';
 import { refuseToOverwrite } from './overwrite.js';
 import { formatBytes } from './progress.js';
 import { readFile } from 'node:fs/promises';
+
+/** The largest target a delta may claim, as a multiple of its base's length (plus the delta's own bytes). */
+const MAX_GROWTH = 8;
 
 export async function run(argv) {
   const { values, positionals } = parseCommandArgs('patch', argv, {
@@ -38,6 +41,23 @@ export async function run(argv) {
     info = wasm.deltaInfo(delta);
   } catch (error) {
     throw inFile(deltaPath, error);
+  }
+  // Checked before the core allocates the target: a small delta may claim any length (a 3 GB
+  // target from 552 bytes), and clients refuse such a claim against their manifest before
+  // allocating. Here the base is the reference: the delta must name it exactly, and a delta
+  // between generations of one geometry grows a file by appended layers (a scalable filter's next
+  // layers, each about the size of all the earlier ones together) at most: MAX_GROWTH times the base.
+  const validated = wasm.headerOf(base).validate;
+  const header = validated.rc >= 0 ? validated.header : null;
+  if (header && (info.baseLength !== base.length || info.listId !== header.listId || info.baseGeneration !== header.generation ||
+      info.baseChecksum !== header.checksum)) {
+    throw new CliError(`${deltaPath} applies to generation ${info.baseGeneration} of list ${info.listId} ` +
+      `(${info.baseLength} bytes, checksum ${info.baseChecksum}), which ${oldPath} is not`, 'E_DELTA_BASE', EXIT.DATA);
+  }
+  if (info.targetLength > MAX_GROWTH * base.length + delta.length) {
+    throw new CliError(`${quote(deltaPath)} claims a target of ${formatBytes(info.targetLength)} (${info.targetLength} bytes) from a base of ` +
+      `${formatBytes(base.length)}: more than ${MAX_GROWTH} times its base, which no delta between generations of one list makes; ` +
+      'refused before allocating it (a damaged or hostile delta: fetch the full file instead)', 'E_DELTA', EXIT.DATA);
   }
   try {
     result = wasm.applyDelta(base, delta);

@@ -8,19 +8,20 @@
 // not there yet. Old files go only after the new manifest is in place, and the
 // previous manifest's deltas stay one more round for readers that hold it. A
 // lock file keeps two runs on one site from interleaving.
-import { createHash } from 'node:crypto';
+import { createHash, createPublicKey, verify } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { canonicalBytes } from '../update/manifest.js';
-import { parseCommandArgs, parseNonNegativeInteger } from './args.js';
+import { parseCommandArgs, parseNonNegativeInteger, parsePositiveInteger } from './args.js';
 import { CliError, EXIT, cannotCreate, cannotOpen, quote, usageError } from './errors.js';
 import { beyondExactCounts, inFile, readFilterBytes } from './filter-file.js';
 import { COMMAND_HELP } from './help.js';
 import { AtomicOutput } from './output.js';
 import { formatBytes } from './progress.js';
 import { encodeBetween } from './diff.js';
-import { readSigningKeys, signAll } from './signing.js';
-import { readKeyHistory, KEYS_FILE } from './key-history.js';
+import { clientOptionsLine, readSigningKeys, signAll } from './signing.js';
+import { currentKeySet, initialRecord, keysDocument, readKeyDocument, KEYS_FILE } from './key-history.js';
+import { refuseKeysInside } from './site-paths.js';
 import { withSiteLock } from './site-lock.js';
 
 export const MANIFEST_FORMAT = 'bloomgate-filter';
@@ -55,6 +56,8 @@ export async function run(argv) {
     keep: { type: 'string' },
     'min-refresh': { type: 'string' },
     sign: { type: 'string', multiple: true },
+    threshold: { type: 'string' },
+    unsigned: { type: 'boolean' },
     'expires-in': { type: 'string' },
     'replace-list': { type: 'boolean' },
     force: { type: 'boolean' },
@@ -72,7 +75,14 @@ export async function run(argv) {
   const expiresIn = parseDuration('expires-in', values['expires-in'] ?? DEFAULT_EXPIRES_IN);
   const [newPath] = positionals;
   const site = values.dir;
+  if (values.unsigned && values.sign?.length) throw usageError('--unsigned and --sign contradict each other: give one');
+  if (values.threshold !== undefined && !values.sign?.length) throw usageError('--threshold applies to a signed publish (--sign KEY)');
   const signers = await readSigningKeys(values.sign);
+  const threshold = values.threshold === undefined ? signers.length : parsePositiveInteger('threshold', values.threshold);
+  if (threshold > signers.length) {
+    throw usageError(`--threshold ${threshold} is more than the ${signers.length} --sign key(s): this manifest would not verify (sign with at least ${threshold} keys)`);
+  }
+  refuseKeysInside(site, signers, 'the site');
 
   const wasm = await import('../wasm/index.js');
   await wasm.init();
@@ -92,9 +102,44 @@ export async function run(argv) {
 
   return withSiteLock(site, async () => {
     const previous = await readManifest(site);
-    const history = await readKeyHistory(site);
+    const document = await readKeyDocument(site);
+    const history = document.rotations;
     const keySet = history.length === 0 ? 0 : history[history.length - 1].seq;
-    checkSigners(signers, history, site);
+    const previousSigners = previous === null ? [] : manifestSigners(previous);
+    if (signers.length === 0 && (document.exists || previousSigners.length > 0) && !values.unsigned) {
+      throw new CliError(`${quote(site)} is a signed site (${document.exists ? `it has ${KEYS_FILE}` : 'its manifest is signed'}): an unsigned manifest ` +
+        'would be refused by every client that pins its keys, for as long as it is served. Sign it (--sign KEY), or pass --unsigned ' +
+        'if you mean to drop signing', 'E_UNSIGNED', EXIT.DATA);
+    }
+    /** The key set that signs from now on, and the initial record to write when the site has none. */
+    let current = currentKeySet(document);
+    /** @type {import('./key-history.js').InitialRecord | null} */
+    let newInitial = null;
+    let note = '';
+    if (current === null && signers.length > 0) {
+      if (previousSigners.length > 0) {
+        // A site signed before the CLI recorded its key set: what clients pin is what signed its manifest.
+        current = { seq: previous?.keySet ?? 0, keys: previousSigners, threshold: previousSigners.length };
+        note = `; key set ${current.seq} (recorded in ${KEYS_FILE}) taken from the current manifest: ` +
+          `${previousSigners.length} key(s), threshold ${previousSigners.length}, the number of its valid signatures`;
+        if (values.threshold !== undefined && threshold !== current.threshold) {
+          throw usageError(`--threshold ${threshold}: the site's manifest is signed by ${current.threshold} key(s), which is what its clients pin; ` +
+            "change the key set with 'bloomgate keys rotate'");
+        }
+        checkSigners(signers, current, site);
+        newInitial = initialRecord(current.keys, current.threshold, signers);
+      } else {
+        current = { seq: 0, keys: signers.map((signer) => signer.id), threshold };
+        newInitial = initialRecord(current.keys, threshold, signers);
+        note = `; key set 0 recorded in ${KEYS_FILE}: ${signers.length} key(s), threshold ${threshold}`;
+      }
+    } else if (current !== null && signers.length > 0) {
+      if (values.threshold !== undefined && threshold !== current.threshold) {
+        throw usageError(`--threshold ${threshold}: key set ${current.seq} of ${quote(site)} has threshold ${current.threshold}; ` +
+          "change it with 'bloomgate keys rotate'");
+      }
+      checkSigners(signers, current, site);
+    }
     let replaces = Array.isArray(previous?.replaces) ? previous.replaces : [];
     const newList = previous !== null && previous.listId !== header.listId;
     if (previous !== null) {
@@ -144,6 +189,9 @@ export async function run(argv) {
       full: { url: filterName(generation), length: bytes.length, digest: fullDigest, checksum: header.checksum },
       deltas,
     }, signers);
+    if (newInitial !== null) {
+      await writeAtomically(join(site, KEYS_FILE), Buffer.from(`${JSON.stringify(keysDocument(newInitial, history), null, 2)}\n`));
+    }
     await writeAtomically(join(site, MANIFEST), Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`));
     const removed = await removeOld(site, { generation, held, previous: newList ? null : previous, newList });
     if (!values.quiet) {
@@ -152,7 +200,10 @@ export async function run(argv) {
         `; ${signers.length ? `signed by ${signers.length} key(s)` : 'UNSIGNED (clients cannot tell it from a forgery: pass --sign KEY)'}` +
         `, expires ${new Date(expires * 1000).toISOString()}` +
         (newList ? `; replaces list ${previous?.listId}` : '') +
-        (removed ? `; removed ${removed} old file(s)` : '') + '\n');
+        (removed ? `; removed ${removed} old file(s)` : '') + note + '\n');
+      process.stderr.write(signers.length && current !== null
+        ? clientOptionsLine({ keys: current.keys, threshold: current.threshold, listId: header.listId })
+        : clientOptionsLine({ listId: header.listId }));
     }
     return EXIT.OK;
   });
@@ -193,19 +244,55 @@ export function signedManifest(fields, signers) {
   };
 }
 
-/** Signers must belong to the site's current key set, and reach its threshold (set 0's is the clients' own). */
-function checkSigners(signers, history, site) {
-  if (history.length === 0 || signers.length === 0) return;
-  const current = history[history.length - 1];
+/**
+ * Signers must belong to the site's current key set and reach its threshold.
+ * @param {import('./signing.js').SigningKey[]} signers
+ * @param {{ seq: number, keys: string[], threshold: number } | null} current
+ * @param {string} site
+ */
+function checkSigners(signers, current, site) {
+  if (current === null || signers.length === 0) return;
   for (const signer of signers) {
     if (!current.keys.includes(signer.id)) {
-      throw new CliError(`${quote(signer.path)} (${signer.id}) is not in key set ${current.seq} of ${quote(join(site, KEYS_FILE))}; ` +
-        "clients that follow the site's key history would refuse its signature", 'E_KEY', EXIT.DATA);
+      throw new CliError(`${quote(signer.path)} (${signer.id}) is not in key set ${current.seq} of ${quote(site)}; ` +
+        "clients that pin or follow the site's keys would refuse its signature", 'E_KEY', EXIT.DATA);
     }
   }
   if (signers.length < current.threshold) {
     throw new CliError(`key set ${current.seq} needs ${current.threshold} signatures; --sign gave ${signers.length}`, 'E_KEY', EXIT.USAGE);
   }
+}
+
+/**
+ * The distinct keys whose signatures on a site's manifest verify ([] for an unsigned or version-1 one).
+ * @param {any} manifest
+ * @returns {string[]}
+ */
+export function manifestSigners(manifest) {
+  if (manifest?.version !== 2 || !Array.isArray(manifest.signatures) || manifest.signatures.length === 0) return [];
+  let message;
+  try {
+    const digest = (integrity) => new Uint8Array(Buffer.from(String(integrity).slice('sha256-'.length), 'base64'));
+    message = canonicalBytes({
+      listId: manifest.listId, generation: manifest.generation, expires: manifest.expires, minRefreshSeconds: manifest.minRefreshSeconds,
+      keySet: manifest.keySet ?? 0, full: { length: manifest.full.length, sha256: digest(manifest.full.integrity), checksum: manifest.full.checksum },
+      deltas: (manifest.deltas ?? []).map((d) => ({ from: d.from, length: d.length, sha256: digest(d.integrity) })),
+      replaces: Array.isArray(manifest.replaces) ? manifest.replaces : [],
+    });
+  } catch {
+    return [];
+  }
+  const valid = [];
+  for (const entry of manifest.signatures) {
+    if (typeof entry?.keyid !== 'string' || valid.includes(entry.keyid) || !/^ed25519:[A-Za-z0-9_-]{43}$/.test(entry.keyid)) continue;
+    try {
+      const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: entry.keyid.slice('ed25519:'.length) }, format: 'jwk' });
+      if (verify(null, message, key, Buffer.from(String(entry.sig), 'base64url'))) valid.push(entry.keyid);
+    } catch {
+      // not a key or not a signature: not counted
+    }
+  }
+  return valid;
 }
 
 /** The site's current manifest, or null when it has none yet. A damaged one stops the publish. */
@@ -239,8 +326,9 @@ export async function readManifest(site) {
 export async function resignManifest(site, signers, expiresIn) {
   const previous = await readManifest(site);
   if (previous === null) return false;
-  const history = await readKeyHistory(site);
-  checkSigners(signers, history, site);
+  const document = await readKeyDocument(site);
+  const history = document.rotations;
+  checkSigners(signers, currentKeySet(document), site);
   const digest = (integrity) => Buffer.from(String(integrity).slice('sha256-'.length), 'base64');
   const manifest = signedManifest({
     listId: previous.listId,

@@ -4,6 +4,8 @@ import { parseCommandArgs, parseNonNegativeInteger } from './args.js';
 import { cannotListen, cannotOpen, EXIT, usageError } from './errors.js';
 import { COMMAND_HELP } from './help.js';
 
+const DEFAULT_EXPIRES_IN = '1d';
+
 export async function run(argv) {
   const { values } = parseCommandArgs('serve', argv, {
     filter: { type: 'string', multiple: true },
@@ -14,6 +16,7 @@ export async function run(argv) {
     port: { type: 'string' },
     'max-age': { type: 'string' },
     sign: { type: 'string', multiple: true },
+    'expires-in': { type: 'string' },
   });
   if (values.help) {
     process.stdout.write(COMMAND_HELP.serve);
@@ -32,10 +35,15 @@ export async function run(argv) {
   if (port > 65535) throw usageError(`invalid --port '${values.port}': expected 0..65535`);
   // --sign KEY (repeatable): signed manifests and proofs for the stores (docs/FORMAT.md).
   let sign;
+  let expiresIn;
+  if (values['expires-in'] !== undefined && !values.sign?.length) throw usageError('--expires-in applies to signed endpoints (--sign KEY)');
   if (values.sign?.length) {
     if (!values['password-store'] && !values['url-store']) throw usageError('--sign signs the endpoints of --password-store or --url-store: give one');
+    // Signed manifests expire (a replayed one works for at most this long) and are signed again as the server runs.
+    expiresIn = (await import('./publish.js')).parseDuration('expires-in', values['expires-in'] ?? DEFAULT_EXPIRES_IN);
     const { readSigningKeys, signAll } = await import('./signing.js');
     const keys = await readSigningKeys(values.sign);
+    if (values.static) (await import('./site-paths.js')).refuseKeysInside(values.static, keys, 'the --static directory');
     sign = (bytes) => signAll(bytes, keys);
   }
   const { startReferenceServer } = await import('../server.js');
@@ -50,6 +58,7 @@ export async function run(argv) {
       port,
       maxAge: values['max-age'] === undefined ? 300 : parseNonNegativeInteger('max-age', values['max-age']),
       sign,
+      expiresIn,
     });
   } catch (/** @type {any} */ error) {
     // A port in use or not allowed, a host that is not ours: what to do instead (exit 64).

@@ -96,3 +96,15 @@ export async function readSigningKeys(paths) {
 export function signAll(message, keys) {
   return keys.map((key) => ({ keyid: key.id, sig: base64url(sign(null, message, key.key)) }));
 }
+
+/**
+ * The line `publish` and `export-ranges` print for the app's code: one JavaScript object literal,
+ * the options a client passes (openFilter, checkPassword, checkUrl, createGate) to accept this
+ * list only, signed by this key set.
+ * @param {{ keys?: string[], threshold?: number, listId: string }} options
+ */
+export function clientOptionsLine({ keys, threshold, listId }) {
+  const parts = keys?.length ? [`keys: [${keys.map((key) => `'${key}'`).join(', ')}]`, `threshold: ${threshold}`] : [];
+  parts.push(`listId: '${listId}'`);
+  return `client options: { ${parts.join(', ')} }\n`;
+}
