@@ -173,7 +173,8 @@ ${EXIT_CODES_TEXT}
 Apply a delta to the generation it names. The result is checked against the
 target checksum the delta carries and validated like any filter file; a delta
 for another base is E_DELTA_BASE, a damaged one E_DELTA or E_CHECKSUM (exit 65),
-and nothing is written.
+and nothing is written. A delta that claims a target more than 8 times its
+base's length is refused (E_DELTA) before anything is allocated.
 
 Options:
   -o, --output FILE   the .bgf file to write (required; written atomically)
@@ -200,11 +201,27 @@ NEW must name a list (build it with --like, --list-id or --store) and be the
 next generation of the list the site holds. Publishing the site's current
 file again renews the expiry (sign it again before it expires).
 
+The first signed publish records the key set (the --sign keys and
+--threshold) in SITE/keys.json; later publishes must be signed by it, and
+'keys rotate' needs its threshold. A signed site refuses an unsigned publish
+unless --unsigned says so. A key file inside SITE is refused (the site is
+public). On stderr the last line is what an app passes to openFilter() to
+accept this list only, signed by these keys, one JavaScript object literal:
+  client options: { keys: ['ed25519:...'], threshold: 1, listId: '<32 hex>' }
+(unsigned: client options: { listId: '<32 hex>' }).
+
 Options:
   --dir DIR             the site directory (created when missing)
   --sign KEYFILE        sign with this private key ('bloomgate keygen');
                         repeat for k-of-n. Without it the manifest is unsigned
                         and clients cannot tell it from a forgery
+  --threshold N         signatures the site's first key set needs (default:
+                        every --sign key; --sign K1 --sign K2 --sign K3
+                        --threshold 2 is 2-of-3, so one lost key locks no
+                        one out). Recorded in keys.json; 'keys rotate' changes it
+  --unsigned            publish unsigned onto a signed site (manifest signed,
+                        or keys.json): every client that pins its keys then
+                        refuses every update until a signed publish
   --expires-in D        how long the manifest is good for: 7d (default), 12h,
                         90m, 3600s; 60s to 366d. Past it, clients flag every
                         answer stale: re-publish (or re-sign) sooner
@@ -226,7 +243,9 @@ Write a new Ed25519 private key to FILE (PKCS#8 PEM, mode 0600; an existing
 file is never overwritten) and print its public key, 'ed25519:BASE64URL', on
 stdout: the value apps pin with openFilter(url, { keys: ['ed25519:...'] }).
 Keep the private key off the web host: whoever holds it can publish filters
-your clients believe.
+your clients believe. A FILE inside a bloomgate site (a directory, or one
+above it, holding a filter or endpoint manifest.json or a keys.json) is
+refused: the site is served as it is.
 
 Options:
   -o, --output FILE     where to write the private key (required)
@@ -244,6 +263,13 @@ from then on and refuse what only the old keys sign. When every --new is a
 private key file (at least --threshold of them), manifest.json is signed again
 with the new keys at once; otherwise publish next with --sign NEWKEY.
 
+Refused, with the site left as it was: fewer --old keys than the current
+set's threshold (the last rotation's, or the one keys.json recorded when the
+site was first signed; a site signed before that records none, so every key
+with a valid signature on its manifest is needed), an --old key outside the
+current set, a key file inside SITE, and a public --new key without
+--allow-unheld-new-key. The last line printed is the new set's client options.
+
 Options:
   --dir DIR             the site directory (it must have a manifest.json)
   --old KEYFILE         an outgoing private key; repeat to reach the current
@@ -251,6 +277,11 @@ Options:
   --new KEY             an incoming key: a private key file or its public
                         'ed25519:...'; repeat for k-of-n
   --threshold N         signatures the new set needs (default 1)
+  --allow-unheld-new-key
+                        accept --new 'ed25519:...' keys whose private half is
+                        not given here (an offline key, another publisher's).
+                        If nobody holds them, the site is locked for good:
+                        clients follow the rotation and refuse the old keys
   --expires-in D        expiry of the re-signed manifest (default 7d)
   -q, --quiet           no summary on stderr
   -h, --help            this help
@@ -306,7 +337,9 @@ The reference server (node:http), on 127.0.0.1 unless --host says otherwise:
   GET /filters/NAME.bgf   a filter, with ETag / If-None-Match, Cache-Control, CORS
   GET /range/{5 hex}      breached-password ranges (SUFFIX:COUNT lines; Add-Padding)
   GET /hashes/{8 hex}     full SHA-256 hashes of listed URL expressions
-Malformed prefixes get 400. Stops on SIGINT / SIGTERM.
+Malformed prefixes get 400. Stops on SIGINT / SIGTERM. --static never serves
+dotfiles or dot-directories (.env, .git/), *.key, *.pem, *.p8, *.p12, *.pfx,
+*.ppk files, or a file whose first bytes are a private key: each is a 404.
 
 Options:
   --filter NAME=FILE      serve FILE at /filters/NAME.bgf (repeatable)
@@ -320,6 +353,9 @@ Options:
                           (bloomgate keygen; repeatable for k-of-n) and answer
                           /range/{5 hex}.proof, /hashes/{block}.proof: clients with
                           the publisher's keys check every "not listed" against it
+  --expires-in D          with --sign: how long each signed manifest is good for
+                          (default 1d; 60s to 366d); signed again with a fresh
+                          expiry every quarter of D while the server runs
   -h, --help              this help
 
 ${EXIT_CODES_TEXT}
@@ -333,7 +369,10 @@ Write an exact store as static files any CDN or object store can serve:
 and in that directory manifest.json, which clients check before they believe
 a "not listed". The export is written into a hidden temporary directory, the
 manifest last, and renamed into place only when complete. Deployment recipes
-are written beside it: DIR/bloomgate-nginx.conf and DIR/_headers.
+are written beside it: DIR/bloomgate-nginx.conf and DIR/_headers. A --sign key
+file inside DIR is refused. On stderr the last line is what an app passes to
+checkPassword() / checkUrl(), one JavaScript object literal:
+  client options: { keys: ['ed25519:...'], threshold: 1, listId: '<32 hex>' }
 
 Options:
   -o, --output DIR    directory to write into
@@ -346,7 +385,8 @@ Options:
                       hashes/{block}.proof; clients with the publisher's keys
                       check every "not listed" against the signed Merkle root
   --expires-in D      with --sign: clients stop believing the export after D
-                      (7d, 12h, 90m; default: no expiry)
+                      (default 7d; 12h, 90m; 60s to 366d): export again (or
+                      re-sign) before then
   -q, --quiet         print nothing but errors
   -h, --help          this help
 
