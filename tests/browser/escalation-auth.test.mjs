@@ -51,8 +51,8 @@ function checkAll(page, kind, items, endpoint, keys) {
     for (const item of items) {
       try {
         const result = kind === 'password'
-          ? await window.bloomgate.checkPassword(item, { filter, rangeUrl: endpoint, keys, fetch: fetchImpl })
-          : await window.bloomgate.checkUrl(item, { filter, hashesUrl: endpoint, keys, fetch: fetchImpl });
+          ? await window.bloomgate.checkPassword(item, { filter, rangeUrl: endpoint, keys, listId, fetch: fetchImpl })
+          : await window.bloomgate.checkUrl(item, { filter, hashesUrl: endpoint, keys, listId, fetch: fetchImpl });
         out.push(kind === 'password' ? (result.breached ? 'listed' : 'clean') : (result.listed ? 'listed' : 'clean'));
       } catch (error) {
         out.push(`${error?.code ?? error?.name}: ${error?.message ?? error}`);

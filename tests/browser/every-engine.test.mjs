@@ -95,7 +95,7 @@ const SANDBOXED_FRAME = `<!doctype html>
   window.addEventListener('message', async ({ data }) => {
     const errors = [];
     try {
-      const live = await openFilter(data.url, { keys: data.keys, threshold: 2, onError: (error) => errors.push({ code: error.code, message: error.message }) });
+      const live = await openFilter(data.url, { keys: data.keys, threshold: 2, listId: data.listId, onError: (error) => errors.push({ code: error.code, message: error.message }) });
       const stats = live.stats();
       parent.postMessage({ origin: String(self.origin), storage: stats.storage, source: stats.source, signed: stats.signed, errors,
         missed: live.mightContainMany(data.listed).filter((answer) => !answer).length }, '*');
@@ -227,12 +227,12 @@ async function openReady(engine, path = '/') {
 }
 
 /** In the page: openFilter(url, { keys, threshold: 2 }) with default storage; its state, errors and answers. */
-const openSigned = (page, urls) => page.evaluate(async ({ url, keys, listed }) => {
+const openSigned = (page, urls) => page.evaluate(async ({ url, keys, listId, listed }) => {
   const errors = [];
   let live;
   try {
     live = await window.bloomgate.openFilter(url, {
-      keys, threshold: 2, refreshSeconds: 3600, onError: (error) => errors.push(error.code),
+      keys, threshold: 2, listId, refreshSeconds: 3600, onError: (error) => errors.push(error.code),
     });
   } catch (error) {
     return { failed: { name: error.name, code: error.code }, errors };
@@ -246,7 +246,7 @@ const openSigned = (page, urls) => page.evaluate(async ({ url, keys, listed }) =
     generation: live.generation, listId: live.listId, errors, missed: answers.filter((answer) => !answer).length,
     digest: await window.sha256(live.serialize()),
   };
-}, { url: signed.manifestUrl, keys: kit.pinned, listed: urls });
+}, { url: signed.manifestUrl, keys: kit.pinned, listId: LIST, listed: urls });
 
 for (const name of ENGINES) {
   const skip = chosen.includes(name) ? skipUnless(name) : `not in BG_ENGINES=${process.env.BG_ENGINES}`;
@@ -370,7 +370,7 @@ for (const name of ENGINES) {
 
     it('no IndexedDB (a frame sandboxed without allow-same-origin): openFilter answers from memory, E_STORAGE says why', async () => {
       signed.serve(kit.genuine[2]);
-      const run = () => page.evaluate(async ({ url, keys, listed }) => {
+      const run = () => page.evaluate(async ({ url, keys, listId, listed }) => {
         document.querySelector('iframe')?.remove();
         const frame = document.createElement('iframe');
         frame.sandbox = 'allow-scripts';
@@ -378,7 +378,7 @@ for (const name of ENGINES) {
         const done = new Promise((resolvePromise) => {
           window.onmessage = ({ source, data }) => {
             if (source !== frame.contentWindow) return;
-            if (data === 'ready') frame.contentWindow.postMessage({ url, keys, listed }, '*');
+            if (data === 'ready') frame.contentWindow.postMessage({ url, keys, listId, listed }, '*');
             else resolvePromise(data);
           };
         });
@@ -386,7 +386,7 @@ for (const name of ENGINES) {
         document.body.append(frame);
         replies.push(await done);
         return replies[0];
-      }, { url: signed.manifestUrl, keys: kit.pinned, listed: urlsOf(2) });
+      }, { url: signed.manifestUrl, keys: kit.pinned, listId: LIST, listed: urlsOf(2) });
       const first = await run();
       assert.equal(first.failed, undefined, JSON.stringify(first));
       assert.equal(first.origin, 'null', 'an opaque origin');

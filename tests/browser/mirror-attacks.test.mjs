@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 
-import { ADDED, LISTED, LIST, NEXT_LIST, MirrorHost, attacksOn, buildKit, listedUrl, manifestOf } from '../js/helpers/mirror.mjs';
+import { ADDED, LISTED, LIST, NEXT_LIST, OTHER_LIST, MirrorHost, attacksOn, buildKit, listedUrl, manifestOf, resigned } from '../js/helpers/mirror.mjs';
 import { launchEngine } from './engines/index.mjs';
 import { eachEngine, openReady, startLibraryServer } from './helpers/each-engine.mjs';
 
@@ -75,12 +75,12 @@ eachEngine('a malicious mirror against openFilter', { timeout: 300000 }, (name) 
   /** Open at genuine generation 2 in the page (pinned k1..k3, 2 of 3), then serve `files` and refresh. */
   async function attack(files, options = {}) {
     host.serve(kit.genuine[2]);
-    await page.evaluate(async ({ url, keys, options: extra }) => {
+    await page.evaluate(async ({ url, keys, listId, options: extra }) => {
       window.live?.close();
       window.codes = [];
-      window.live = await window.bloomgate.openFilter(url, { storage: false, keys, threshold: 2, ...extra });
+      window.live = await window.bloomgate.openFilter(url, { storage: false, keys, threshold: 2, listId, ...extra });
       window.live.addEventListener('error', (event) => window.codes.push(event.detail.code));
-    }, { url: host.manifestUrl, keys: kit.pinned, options });
+    }, { url: host.manifestUrl, listId: LIST, keys: kit.pinned, options });
     host.serve(files);
     return page.evaluate(async () => {
       const outcome = await window.live.refresh({ force: true });
@@ -137,16 +137,16 @@ eachEngine('a malicious mirror against openFilter', { timeout: 300000 }, (name) 
       await openReady(tab, `${pages.origin}/no-ed25519`);
       const run = (files) => {
         host.serve(files);
-        return tab.evaluate(async ({ url, keys }) => {
+        return tab.evaluate(async ({ url, keys, listId }) => {
           try {
-            const live = await window.bloomgate.openFilter(url, { storage: false, keys, threshold: 2 });
+            const live = await window.bloomgate.openFilter(url, { storage: false, keys, threshold: 2, listId });
             const result = { generation: live.generation, verifier: live.stats().verifier, signed: live.stats().signed };
             live.close();
             return result;
           } catch (error) {
             return { code: error.code };
           }
-        }, { url: host.manifestUrl, keys: kit.pinned });
+        }, { url: host.manifestUrl, listId: LIST, keys: kit.pinned });
       };
       assert.deepEqual(await run(kit.genuine[3]), { generation: 3, verifier: 'js', signed: true });
       assert.deepEqual(await run(kit.forged.signedByAttacker), { code: 'E_SIGNATURE' });
@@ -159,18 +159,18 @@ eachEngine('a malicious mirror against openFilter', { timeout: 300000 }, (name) 
   it('a frozen site: stale past the expiry, one stale event, answers flagged; onStale error throws E_EXPIRED', async () => {
     host.serve(kit.short);
     const expires = manifestOf(kit.short).expires * 1000;
-    const result = await page.evaluate(async ({ url, keys, expires: at }) => {
+    const result = await page.evaluate(async ({ url, keys, listId, expires: at }) => {
       window.live?.close();
       let now = at - 10000;
       const events = [];
-      const live = await window.bloomgate.openFilter(url, { storage: false, keys, threshold: 2, now: () => now });
+      const live = await window.bloomgate.openFilter(url, { storage: false, keys, threshold: 2, listId, now: () => now });
       live.addEventListener('stale', (event) => events.push(event.detail.expires));
       const before = live.stale;
       now = at + 100 * 365 * 86400 * 1000;
       const outcome = await live.refresh({ force: true });
       await new Promise((resolve) => setTimeout(resolve, 0));
       let strictNow = at - 1000;
-      const strict = await window.bloomgate.openFilter(url, { storage: false, keys, threshold: 2, now: () => strictNow, onStale: 'error' });
+      const strict = await window.bloomgate.openFilter(url, { storage: false, keys, threshold: 2, listId, now: () => strictNow, onStale: 'error' });
       const fresh = strict.mightContain('https://phish-1.example/login/index.html');
       strictNow = at;
       let thrown = null;
@@ -182,18 +182,83 @@ eachEngine('a malicious mirror against openFilter', { timeout: 300000 }, (name) 
       strict.close();
       window.live = live;
       return { before, code: outcome.error?.code, stale: outcome.stale, statsStale: live.stats().stale, events: events.length, fresh, thrown };
-    }, { url: host.manifestUrl, keys: kit.pinned, expires });
+    }, { url: host.manifestUrl, listId: LIST, keys: kit.pinned, expires });
     assert.deepEqual(result, { before: false, code: 'E_EXPIRED', stale: true, statsStale: true, events: 1, fresh: true, thrown: 'E_EXPIRED' });
     assert.equal((await answers(urlsOf(1))).filter((answer) => !answer).length, 0, 'stale but still answering every listed URL');
   });
 
-  it('a signed successor moves the page to the new list', async () => {
-    const outcome = await attack(kit.successor);
+  it('a signed successor moves the page to the new list when it opted in (followSuccessors)', async () => {
+    const outcome = await attack(kit.successor, { followSuccessors: true });
     assert.equal(outcome.code, null);
     assert.equal(outcome.changed, true);
     assert.equal(await page.evaluate(() => window.live.listId), NEXT_LIST);
     const all = Array.from({ length: LISTED + 3 * ADDED }, (_, i) => listedUrl(i));
     assert.equal((await answers(all)).filter((answer) => !answer).length, 0);
     assert.notEqual(NEXT_LIST, LIST);
+  });
+
+  /** A fresh page's openFilter against `files`: the list and generation it took, or the refusal's code. */
+  const fresh = (files, options = {}) => {
+    host.serve(files);
+    return page.evaluate(async ({ url, keys, options: extra }) => {
+      try {
+        const live = await window.bloomgate.openFilter(url, { storage: false, keys, threshold: 2, ...extra });
+        const taken = { listId: live.listId, generation: live.generation };
+        live.close();
+        return taken;
+      } catch (error) {
+        return { name: error.name, code: error.code ?? null, message: error.message };
+      }
+    }, { url: host.manifestUrl, keys: kit.pinned, options });
+  };
+
+  it('one key, two lists: keys without listId are a TypeError; a page pinned to LIST refuses the other list (E_LIST)', async () => {
+    const bare = await fresh(kit.other);
+    assert.equal(bare.name, 'TypeError');
+    assert.match(bare.message, /listId/);
+    assert.equal((await fresh(kit.other, { listId: LIST })).code, 'E_LIST');
+    assert.deepEqual(await fresh(kit.genuine[3], { listId: LIST }), { listId: LIST, generation: 3 });
+    assert.deepEqual(await fresh(kit.other, { listId: OTHER_LIST }), { listId: OTHER_LIST, generation: 50 });
+  });
+
+  it('successors: refused without followSuccessors; A -> B -> A then B replayed is E_STALE', async () => {
+    const plain = await attack(kit.successor);
+    assert.equal(plain.code, 'E_LIST');
+    assert.equal(plain.generation, 2);
+    await attack(kit.successor, { followSuccessors: true });
+    host.serve(kit.returned);
+    const back = await page.evaluate(async () => {
+      const outcome = await window.live.refresh({ force: true });
+      return { changed: outcome.changed, listId: window.live.listId, generation: window.live.generation };
+    });
+    assert.deepEqual(back, { changed: true, listId: LIST, generation: 4 });
+    host.serve(kit.successor);
+    const replay = await page.evaluate(async () => {
+      const outcome = await window.live.refresh({ force: true });
+      return { changed: outcome.changed, code: outcome.error?.code ?? null, listId: window.live.listId, generation: window.live.generation };
+    });
+    assert.deepEqual(replay, { changed: false, code: 'E_STALE', listId: LIST, generation: 4 });
+    assert.equal((await answers(urlsOf(4))).filter((answer) => !answer).length, 0);
+  });
+
+  it('a key-history record the host appends (the current keys again) does not stop the genuine rotation', async () => {
+    const history = JSON.parse(kit.rotated.get('/keys.json').toString('utf8'));
+    const last = history.rotations.at(-1);
+    history.rotations.push({ seq: last.seq + 1, threshold: last.threshold, keys: last.keys, signatures: [] });
+    const tampered = new Map(kit.rotated);
+    tampered.set('/keys.json', Buffer.from(JSON.stringify(history)));
+    await attack(kit.genuine[3]);
+    host.serve(tampered);
+    const outcome = await page.evaluate(async () => {
+      const result = await window.live.refresh({ force: true });
+      return { code: result.error?.code ?? null, keySet: window.live.stats().keySet, generation: window.live.generation };
+    });
+    assert.deepEqual(outcome, { code: null, keySet: last.seq, generation: 3 });
+  });
+
+  it('a genuinely signed expiry of 2^53-1 is refused (E_EXPIRED)', async () => {
+    const forever = await resigned(kit, kit.genuine[3], (m) => ({ ...m, expires: 2 ** 53 - 1 }), ['k1', 'k2']);
+    const outcome = await fresh(forever, { listId: LIST });
+    assert.equal(outcome.code, 'E_EXPIRED', outcome.message);
   });
 });

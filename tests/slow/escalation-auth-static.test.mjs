@@ -103,7 +103,7 @@ test('every mirror attack on the static range export: listed passwords read list
     const fetchImpl = (...args) => fetch(...args);
     for (const password of LISTED_PASSWORDS) {
       try {
-        const result = await checkPassword(password, { filter, rangeUrl: `${mirror.url}/range`, keys: [endpoints.publisherKey], fetch: fetchImpl });
+        const result = await checkPassword(password, { filter, rangeUrl: `${mirror.url}/range`, keys: [endpoints.publisherKey], listId: LIST_ID, fetch: fetchImpl });
         assert.equal(result.breached, true, `${attack.name}: ${password} read clean`);
       } catch (error) {
         assert.ok(error instanceof BloomgateError && error.code === 'E_ESCALATION', `${attack.name}: ${error?.stack ?? error}`);
