@@ -123,4 +123,26 @@ eachEngine('authenticated escalation', { timeout: 240000 }, (name) => {
       }
     });
   }
+
+  it('keys bind a check with no filter to one list: another list and an older export never answer "not listed" (issue 28)', async () => {
+    const { genuine, otherList, older } = endpoints.origins;
+    const outcomes = await page.evaluate(async ({ keys, listId, bases, password }) => {
+      const fetchImpl = (...args) => fetch(...args);
+      const run = async (options) => {
+        try {
+          const result = await window.bloomgate.checkPassword(password, { fetch: fetchImpl, keys, ...options });
+          return result.breached ? 'listed' : 'clean';
+        } catch (error) {
+          return `${error.name}/${error.code ?? ''}/${error.cause?.code ?? ''}`;
+        }
+      };
+      return [
+        await run({ rangeUrl: `${bases.otherList}/range` }),
+        await run({ rangeUrl: `${bases.otherList}/range`, listId }),
+        await run({ rangeUrl: `${bases.genuine}/range`, listId }),
+        await run({ rangeUrl: `${bases.older}/range`, listId }),
+      ];
+    }, { keys: [endpoints.publisherKey], listId: LIST_ID, bases: { genuine, otherList, older }, password: LISTED_PASSWORDS[5] });
+    assert.deepEqual(outcomes, ['TypeError//', 'BloomgateError/E_ESCALATION/E_LIST', 'listed', 'BloomgateError/E_ESCALATION/E_STALE']);
+  });
 });

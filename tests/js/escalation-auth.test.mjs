@@ -19,7 +19,7 @@ import { keySetFromOptions } from '../../js/signature.js';
 import { blockNode, merkleHasher, proofBytes, TreeTop, verifyLeaf } from '../../js/merkle.js';
 import { runCli } from './helpers/cli.mjs';
 import {
-  attacks, CLEAN_PASSWORDS, CLEAN_URLS, GENERATION, LIST_ID, LISTED_PASSWORDS, LISTED_URLS,
+  attacks, CLEAN_PASSWORDS, CLEAN_URLS, GENERATION, LIST_ID, LISTED_PASSWORDS, LISTED_URLS, OTHER_LIST_ID,
   listedExpression, startMirror, startSignedEndpoints, staticAttacks,
 } from './helpers/signed-endpoints.mjs';
 
@@ -277,5 +277,42 @@ test('store lookups of a prefix shorter than the index read every bucket under i
     }
   } finally {
     await store.close();
+  }
+});
+
+test('keys bind a check to one list, with or without a filter: another list, an older export, no expiry (issue 28)', async () => {
+  const { genuine, otherList, older } = endpoints.origins;
+  const password = LISTED_PASSWORDS[3];
+  const url = LISTED_URLS[2];
+  const refusedWith = (code) => (error) => error instanceof BloomgateError && error.code === 'E_ESCALATION' && error.cause?.code === code;
+  // The recipe without the list id: a usage error that says where the id is.
+  await assert.rejects(checkPassword(password, { rangeUrl: `${otherList}/range`, keys }),
+    (error) => error instanceof TypeError && /listId/.test(error.message) && /export-ranges/.test(error.message));
+  assert.throws(() => createGate({ filter: { mightContain: () => true }, confirm: async () => true, keys }), TypeError);
+  // No filter: another list the same key signed never answers "not listed".
+  for (const base of [otherList]) {
+    await assert.rejects(checkPassword(password, { rangeUrl: `${base}/range`, keys, listId: LIST_ID, fetch: freshFetch() }), refusedWith('E_LIST'));
+    await assert.rejects(checkUrl(url, { filter: urlFilter({ listId: OTHER_LIST_ID }), hashesUrl: `${base}/hashes`, keys, listId: LIST_ID, fetch: freshFetch() }),
+      (error) => error.code === 'E_LIST');
+  }
+  // No filter: once generation 3 was believed in this page, generation 2 (the host's replay) is refused.
+  const fetchImpl = freshFetch();
+  const genuineAnswer = await checkPassword(password, { rangeUrl: `${genuine}/range`, keys, listId: LIST_ID, fetch: fetchImpl });
+  assert.equal(genuineAnswer.breached, true);
+  await assert.rejects(checkPassword(password, { rangeUrl: `${older}/range`, keys, listId: LIST_ID, fetch: fetchImpl }), refusedWith('E_STALE'));
+  await assert.rejects(checkUrl(url, { filter: urlFilter(), hashesUrl: `${older}/hashes`, keys, fetch: freshFetch(), listId: LIST_ID }),
+    (error) => error.code === 'E_ESCALATION');
+  // serve --sign signs an expiry now (and renews it): about a day ahead.
+  const served = await (await fetch(`${genuine}/range/manifest.json`)).json();
+  const now = Date.now() / 1000;
+  assert.ok(served.expires > now + 3600 && served.expires <= now + 86400 + 60, `serve --sign expires ${served.expires}`);
+  // A signed manifest with no expiry (what serve --sign wrote before), or one signed for years: refused.
+  const { readSigningKeys, signAll } = await import('../../js/cli/signing.js');
+  const [publisher] = await readSigningKeys([join(dir, 'publisher.key')]);
+  const keySet = { ...keySetFromOptions(keys, 1, 'test'), listId: LIST_ID };
+  for (const expires of [0, Math.floor(now) + 400 * 86400]) {
+    const edited = { ...served, expires };
+    edited.signatures = signAll(manifestBytes(edited), [publisher]);
+    await assert.rejects(authorityOf({ ...edited, url: 'test' }, null, keySet, genuine, 'range'), refusedWith('E_EXPIRED'));
   }
 });

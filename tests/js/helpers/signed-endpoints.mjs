@@ -78,6 +78,7 @@ export async function startStaticServer(root) {
  *   forgedSigned   serve --sign attacker over the list without the listed items
  *   forgedUnsigned serve (no key) over the same stripped list
  *   otherList      serve --sign publisher over another list of the publisher's
+ *   older          serve --sign publisher over generation GENERATION - 1 of the list, without the listed items
  *   static         export-ranges --sign publisher of the URL store, on a static server
  *   staticForged   export-ranges --sign attacker of the stripped URL store
  */
@@ -86,8 +87,8 @@ export async function startSignedEndpoints(dir) {
   await generateKeyFile(join(dir, 'attacker.key'));
   const [publisher] = await readSigningKeys([join(dir, 'publisher.key')]);
   const [attacker] = await readSigningKeys([join(dir, 'attacker.key')]);
-  const write = (name, records, hashType, listId) => {
-    writeFileSync(join(dir, name), writeStore(records, { hashType, listId, generation: GENERATION }));
+  const write = (name, records, hashType, listId, generation = GENERATION) => {
+    writeFileSync(join(dir, name), writeStore(records, { hashType, listId, generation }));
     return join(dir, name);
   };
   const stores = {
@@ -97,6 +98,8 @@ export async function startSignedEndpoints(dir) {
     strippedUrls: write('stripped-urls.bgs', urlRecords(false), 'sha256', LIST_ID),
     otherPasswords: write('other-passwords.bgs', passwordRecords(false), 'sha1', OTHER_LIST_ID),
     otherUrls: write('other-urls.bgs', urlRecords(false), 'sha256', OTHER_LIST_ID),
+    olderPasswords: write('older-passwords.bgs', passwordRecords(false), 'sha1', LIST_ID, GENERATION - 1),
+    olderUrls: write('older-urls.bgs', urlRecords(false), 'sha256', LIST_ID, GENERATION - 1),
   };
   const signer = (key) => (bytes) => signAll(bytes, [key]);
   const started = [];
@@ -110,6 +113,8 @@ export async function startSignedEndpoints(dir) {
     forgedSigned: await start({ passwordStore: stores.strippedPasswords, urlStore: stores.strippedUrls, sign: signer(attacker) }),
     forgedUnsigned: await start({ passwordStore: stores.strippedPasswords, urlStore: stores.strippedUrls }),
     otherList: await start({ passwordStore: stores.otherPasswords, urlStore: stores.otherUrls, sign: signer(publisher) }),
+    // An older generation of the list, genuinely signed, before the listed items were added: what a replay serves.
+    older: await start({ passwordStore: stores.olderPasswords, urlStore: stores.olderUrls, sign: signer(publisher) }),
   };
   // The genuine export expires in an hour (a signed expiry, checked by the tests); the forged one never.
   for (const [store, out, key, extra] of [['urls.bgs', 'site', 'publisher.key', ['--expires-in', '1h']], ['stripped-urls.bgs', 'forged-site', 'attacker.key', []]]) {
