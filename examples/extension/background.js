@@ -10,8 +10,23 @@
  * The worker is stopped when idle and started again by the next event, often
  * a navigation: it answers that first check from the copy openFilter() keeps
  * in IndexedDB (bytes, no base64, no size cap), with no network.
+ *
+ * Updates are believed only when signed by the publisher key(s) this build pins
+ * (publisher.js, written by build.mjs --key ... --list-id ...) and only for the
+ * list it names. A build without a key follows no filter site at all: it
+ * answers from its bundled filter, and the popup says an update needs a key.
  */
+import { PUBLISHER } from './publisher.js';
 import { checkUrl, createGate, indexedDbStorage, init, loadFilter, openFilter } from './vendor/js/index.js';
+
+/** keys, threshold and listId for openFilter() and checkUrl(); null when this build pins no key. */
+const TRUST = PUBLISHER.keys === null ? null : { keys: PUBLISHER.keys, threshold: PUBLISHER.threshold, listId: PUBLISHER.listId };
+const NO_KEY = {
+  ok: false,
+  code: 'NO_KEY',
+  message: 'this build pins no publisher key, so it follows no filter site (an unsigned update could come from anyone); ' +
+    'updates need a publisher key: rebuild with build.mjs --key ed25519:... --list-id ... (bloomgate keygen, bloomgate publish --sign)',
+};
 
 /**
  * This start of the worker: when it began (ms since the epoch), and when it had
@@ -45,6 +60,8 @@ const storage = indexedDbStorage({ name: 'bloomgate-extension' });
 let current = null;
 /** url -> the listed expression that matched, from the last confirmation. */
 const matchedExpression = new Map();
+/** url -> { to, sure }: a confirmation sent a 4-byte hash prefix to `to` (sure: false when it failed midway). */
+const prefixSent = new Map();
 /** tabId -> last http(s) URL that committed without a warning (for "go back"). */
 const lastSafeUrl = new Map();
 /** tabId -> { url, at } of the last redirect to the warning page. */
@@ -61,7 +78,15 @@ const makeGate = () => createGate({
   },
   async confirm(url, { signal }) {
     const settings = await getSettings();
-    const answer = await checkUrl(url, { filter: current.filter, hashesUrl: settings.hashesUrl || undefined, signal });
+    const hashesUrl = settings.hashesUrl || undefined;
+    let answer;
+    try {
+      answer = await checkUrl(url, { filter: current.filter, hashesUrl, signal, ...TRUST });
+    } catch (error) {
+      if (hashesUrl) prefixSent.set(url, { to: new URL(hashesUrl).host, sure: false });
+      throw error;
+    }
+    if (answer.escalated) prefixSent.set(url, { to: new URL(hashesUrl).host, sure: true });
     if (answer.listed) matchedExpression.set(url, answer.expression);
     // Without a hashes endpoint a "maybe" counts as listed: the warning page
     // lets the person continue, so a rare false positive costs one click.
@@ -105,6 +130,7 @@ async function compileWasm() {
 function filterChanged() {
   gate?.clearCache();
   matchedExpression.clear();
+  prefixSent.clear();
 }
 
 function use(filter, kind) {
@@ -120,11 +146,13 @@ function use(filter, kind) {
  * there is one (it asks the site in the background when its interval has
  * passed), else the site's full file. Updates replace it only after the
  * downloaded delta or file passes its SRI digest and the core's checksums and
- * is a newer generation of the same list; otherwise the last good filter stays
- * and the popup says why (E_DELTA, E_INTEGRITY, E_FETCH, E_STALE, ...).
+ * is a newer generation of the same list, signed by the pinned keys; otherwise
+ * the last good filter stays and the popup says why (E_SIGNATURE, E_LIST,
+ * E_DELTA, E_INTEGRITY, E_FETCH, E_STALE, ...).
  */
 function openLive(settings) {
   return openFilter(settings.manifestUrl, {
+    ...TRUST,
     storage,
     refreshSeconds: Math.max(60, settings.updateMinutes * 60),
     onUpdate: (update) => {
@@ -144,7 +172,7 @@ async function start() {
   await init(compileWasm());
   coldStart.wasmMs = performance.now();
   const settings = await getSettings();
-  if (settings.manifestUrl) {
+  if (settings.manifestUrl && TRUST !== null) {
     try {
       use(await openLive(settings), 'live');
       coldStart.source = current.filter.stats().source;
@@ -182,6 +210,8 @@ async function updateFilter({ force = false } = {}) {
   const settings = await getSettings();
   if (!settings.manifestUrl) {
     await recordUpdate({ ok: false, code: 'NO_URL', message: 'no filter manifest URL is configured' });
+  } else if (TRUST === null) {
+    await recordUpdate(NO_KEY);
   } else if (current.kind !== 'live' || current.filter.manifestUrl !== new URL(settings.manifestUrl).href) {
     try {
       use(await openLive(settings), 'live');
@@ -253,6 +283,9 @@ async function inspect(tabId, url, committed) {
   const warning = new URL(chrome.runtime.getURL('warning.html'));
   warning.searchParams.set('url', url);
   warning.searchParams.set('expression', expression);
+  // What left the browser for this answer: nothing, or a 4-byte hash prefix (warning.js says which).
+  const sent = prefixSent.get(url);
+  if (sent) warning.searchParams.set(sent.sure ? 'sentTo' : 'maybeSentTo', sent.to);
   const from = lastSafeUrl.get(tabId);
   if (from && from !== url) warning.searchParams.set('from', from);
   try {
@@ -307,6 +340,7 @@ async function status() {
     coldStart,
     gate: gate.stats(),
     lastUpdate: lastUpdate ?? null,
+    publisher: PUBLISHER,
     settings,
   };
 }

@@ -33,6 +33,16 @@ function describeColdStart(cold) {
   return `filter ready at ${cold.readyMs.toFixed(0)} ms (${cold.source}), ${first}`;
 }
 
+/** The key(s) and list this build believes updates from (publisher.js), or why it takes none. */
+function describePublisher(publisher) {
+  if (!publisher?.keys) {
+    return 'no key pinned: this build follows no filter site and answers from its bundled filter; ' +
+      'updates need a publisher key (rebuild with build.mjs --key ed25519:… --list-id …)';
+  }
+  const keys = publisher.keys.map((key) => `${key.slice(0, 16)}…`).join(', ');
+  return `${keys} (${publisher.threshold} of ${publisher.keys.length} must sign), list ${publisher.listId}`;
+}
+
 function render(state) {
   if (!state?.ok) {
     $('last-update').textContent = `The filter is not loaded: ${state?.error?.message ?? 'no answer from the extension'}`;
@@ -45,6 +55,7 @@ function render(state) {
   $('items').textContent = number.format(filter.items);
   $('source').textContent = describeSource(filter);
   $('cold-start').textContent = describeColdStart(state.coldStart);
+  $('publisher').textContent = describePublisher(state.publisher);
   $('last-update').textContent = formatUpdate(lastUpdate);
   $('checks').textContent = number.format(gate.checks);
   $('local').textContent = number.format(gate.localNegatives);
