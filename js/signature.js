@@ -13,10 +13,32 @@
  * Ed25519 elsewhere (Chromium 137+, Firefox 129+, Safari 17+) and, where it has
  * none, the verifier written here (js/ed25519.js), which gives the same verdict. There is no
  * third path: a runtime with neither would be a bug, never "accepted".
+ *
+ * One verdict in every runtime. Those verifiers agree on ordinary signatures and differ on
+ * edge cases (ed25519-speccheck, "Taming the many EdDSAs"; Wycheproof): WebKit's WebCrypto
+ * accepts S + L, which the others refuse, and refuses some signatures under a key with a
+ * small-order component that the others accept. So nothing reaches a verifier unless
+ *   - the key is canonical and not of small order (key-check.js, when it is decoded: a pinned
+ *     key that fails is a TypeError) and torsion-free, [L]A = identity (ed25519.js
+ *     isTorsionFree), checked before the key's first verification and cached per key, pinned
+ *     or reached by a key rotation alike: a key that fails verifies nothing (E_SIGNATURE saying
+ *     why). Not at pin time: the scalar multiplication and the curve's constants cost 25-60 ms
+ *     in a cold Chromium or WebKit page, which keySetFromOptions (openFilter, createGate) would
+ *     put before a page's first answer; no keygen makes such a key, so only the verdict matters;
+ *   - the signature is canonical (key-check.js isCanonicalSignature): S < L, R's y < p and R not
+ *     of small order (which also excludes the "negative zero" encodings).
+ * What is left has one verdict in every cofactorless verifier (OpenSSL in Node, BoringSSL in
+ * Chromium, NSS in Firefox, WebKit's, ed25519.js): with S < L the scalar is the one the equation
+ * means; with R canonical, comparing R's bytes and comparing decoded points are the same test;
+ * and with A in the prime-order subgroup [S]B - [k]A is in it too, so no torsion term can make
+ * an implementation's choice of equation or of A's decoding matter. (A cofactored verifier would
+ * still accept an R with a small-order component that these refuse, but only a holder of the
+ * secret key can make one, and none of these runtimes verifies cofactored.) A signature that fails
+ * the checks counts as one that does not verify.
  */
 import { base64url, fromBase64url } from './canonical.js';
-import { verifyEd25519 } from './ed25519.js';
-import { isUsablePublicKey } from './key-check.js';
+import { isTorsionFree, verifyEd25519 } from './ed25519.js';
+import { isCanonicalSignature, isUsablePublicKey } from './key-check.js';
 import { BloomgateError } from './errors.js';
 
 export const KEY_PREFIX = 'ed25519:';
@@ -40,6 +62,25 @@ export function decodePublicKey(text) {
   // Not a point, not canonical, or of small order: no one's key, refused before anything is verified.
   if (raw === null || raw.length !== 32 || !isUsablePublicKey(raw)) return null;
   return { id: `${KEY_PREFIX}${base64url(raw)}`, raw };
+}
+
+/** @type {Map<string, boolean>} key id -> torsion-free; only trusted keys that signed something get here */
+const torsionChecked = new Map();
+
+/**
+ * Whether `key` has no small-order component ([L]A is the identity), once per key id. Every real
+ * key passes; a key that fails is no one's (someone took a real key and added a point of order
+ * 2, 4 or 8 to it) and the runtimes' verifiers disagree about what it signs.
+ * @param {PublicKey} key from decodePublicKey
+ */
+export function isTorsionFreeKey(key) {
+  let free = torsionChecked.get(key.id);
+  if (free === undefined) {
+    free = isTorsionFree(key.raw);
+    if (torsionChecked.size >= 4096) torsionChecked.clear();
+    torsionChecked.set(key.id, free);
+  }
+  return free;
 }
 
 /** @param {Uint8Array} raw 32 bytes */
@@ -194,8 +235,12 @@ export async function verifyThreshold(message, signatures, trusted, what) {
     if (key === undefined) foreign++;
     else if (!checks.some((check) => check.key.id === key.id)) checks.push({ key, sig });
   }
-  // All at once: WebCrypto verifies off the main thread, so k signatures cost about one round trip.
-  const verdicts = await Promise.all(checks.map(({ key, sig }) => verifyOne(key, sig, message)));
+  // A non-canonical signature, or a key with a small-order component, never reaches a verifier
+  // (see the header). The rest all at once: WebCrypto verifies off the main thread, so k
+  // signatures cost about one round trip.
+  const mixed = checks.filter(({ key }) => !isTorsionFreeKey(key)).map(({ key }) => key.id);
+  const verdicts = await Promise.all(checks.map(({ key, sig }) =>
+    (isCanonicalSignature(sig) && !mixed.includes(key.id) ? verifyOne(key, sig, message) : false)));
   verdicts.forEach((valid, i) => {
     if (valid) signedBy.push(checks[i].key.id);
     else invalid++;
@@ -207,5 +252,7 @@ export async function verifyThreshold(message, signatures, trusted, what) {
   else if (invalid > 0) detail = `has ${invalid} signature(s) that do not verify`;
   else if (signedBy.length === 0 && foreign > 0) detail = `is signed only by key(s) that are not trusted here (${signatures.map((s) => s.keyid).join(', ')})`;
   else detail = `is signed by ${signedBy.length}`;
-  throw new BloomgateError('E_SIGNATURE', `${what} ${detail}; ${need} must sign it`);
+  const why = mixed.length === 0 ? ''
+    : ` (${mixed.join(', ')}: a key with a small-order component, no one's real key, under which runtimes disagree; nothing it signs is believed)`;
+  throw new BloomgateError('E_SIGNATURE', `${what} ${detail}; ${need} must sign it${why}`);
 }
