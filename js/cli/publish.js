@@ -106,7 +106,8 @@ export async function run(argv) {
     const history = document.rotations;
     const keySet = history.length === 0 ? 0 : history[history.length - 1].seq;
     const previousSigners = previous === null ? [] : manifestSigners(previous);
-    if (signers.length === 0 && (document.exists || previousSigners.length > 0) && !values.unsigned) {
+    const previousSigned = previous?.version === 2 && Array.isArray(previous.signatures) && previous.signatures.length > 0;
+    if (signers.length === 0 && (document.exists || previousSigned) && !values.unsigned) {
       throw new CliError(`${quote(site)} is a signed site (${document.exists ? `it has ${KEYS_FILE}` : 'its manifest is signed'}): an unsigned manifest ` +
         'would be refused by every client that pins its keys, for as long as it is served. Sign it (--sign KEY), or pass --unsigned ' +
         'if you mean to drop signing', 'E_UNSIGNED', EXIT.DATA);
