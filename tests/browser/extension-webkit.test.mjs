@@ -18,9 +18,11 @@
  * pages, alarms) and plays the browser's part: it fires webNavigation events around each
  * navigation of the tab and follows chrome.tabs.update to the warning page. The scenarios and
  * their assertions are the ones the Chromium and Firefox files run
- * (tests/browser/helpers/extension-scenarios.mjs); then, as Chromium's file does after stopping
- * the worker, background.js starts again and answers from its IndexedDB copy (in the automation
- * session's ephemeral data store).
+ * (tests/browser/helpers/extension-scenarios.mjs: the build pins the publisher's key and list id
+ * and follows a site `bloomgate publish --sign` wrote, refusing unsigned and foreign-signed
+ * ones); then, as Chromium's file does after stopping the worker, background.js starts again and
+ * answers from its IndexedDB copy (in the automation session's ephemeral data store). Last, the
+ * build without --key, served on an origin of its own: it follows no filter site.
  *
  * A missing WebKit is skipped with the reason, unless BLOOMGATE_REQUIRE_BROWSERS=1.
  * Run: node --test tests/browser/extension-webkit.test.mjs
@@ -30,9 +32,26 @@ import { after, before, describe, it } from 'node:test';
 
 import { launchEngine, skipUnless } from './engines/index.mjs';
 import { harnessDriver, serveExtension } from './helpers/extension-harness.mjs';
-import { expectStays, expectWarning, extensionScenarios, startExtensionFixtures } from './helpers/extension-scenarios.mjs';
+import { expectStays, expectWarning, extensionScenarios, keylessScenarios, startExtensionFixtures } from './helpers/extension-scenarios.mjs';
 
-describe('the example extension\'s files as pages in WebKit (no WebKit can load the extension: see the top of the file)', { skip: skipUnless('webkit'), timeout: 300000 }, () => {
+/**
+ * The harness's driver, plus warningPrivacy(): the warning page the tab is on, loaded again in a
+ * page of its own (the harness reads only its heading and expression).
+ */
+async function driverFor(engine, origin) {
+  const driver = await harnessDriver(engine, origin);
+  const spare = await engine.newPage();
+  return {
+    ...driver,
+    async warningPrivacy() {
+      await spare.goto(await driver.location());
+      await spare.waitFor(() => document.getElementById('privacy')?.textContent !== '', null, { timeout: 10000 });
+      return spare.evaluate(() => document.getElementById('privacy').textContent);
+    },
+  };
+}
+
+describe('the example extension\'s files as pages in WebKit, built with the publisher\'s key and list id (no WebKit can load the extension: see the top of the file)', { skip: skipUnless('webkit'), timeout: 300000 }, () => {
   let fixtures;
   let served;
   let engine;
@@ -42,7 +61,7 @@ describe('the example extension\'s files as pages in WebKit (no WebKit can load 
     fixtures = await startExtensionFixtures();
     served = await serveExtension(fixtures.buildDir);
     engine = await launchEngine('webkit');
-    driver = await harnessDriver(engine, served.origin);
+    driver = await driverFor(engine, served.origin);
   }, { timeout: 180000 });
 
   after(async () => {
@@ -62,7 +81,7 @@ describe('the example extension\'s files as pages in WebKit (no WebKit can load 
     assert.ok(served.requests.includes('/vendor/wasm/bloomgate.wasm') && served.requests.includes('/filters/urls.bgf'), served.requests.join('\n'));
   });
 
-  extensionScenarios(() => ({ driver, site: fixtures.site, filterSite: fixtures.filterSite }));
+  extensionScenarios(() => ({ driver, fixtures }));
 
   it('background.js started again answers its first navigation from the IndexedDB copy, site still down', async () => {
     const before = await driver.status();
@@ -82,4 +101,26 @@ describe('the example extension\'s files as pages in WebKit (no WebKit can load 
     await driver.openPopup();
     assert.equal(await driver.popupText('source'), `the copy in IndexedDB of ${fixtures.filterSite.manifestUrl}`);
   });
+});
+
+describe('the example extension built without --key, as pages in WebKit', { skip: skipUnless('webkit'), timeout: 180000 }, () => {
+  let fixtures;
+  let served;
+  let engine;
+  let driver;
+
+  before(async () => {
+    fixtures = await startExtensionFixtures();
+    served = await serveExtension(fixtures.keylessDir);
+    engine = await launchEngine('webkit');
+    driver = await driverFor(engine, served.origin);
+  }, { timeout: 180000 });
+
+  after(async () => {
+    await engine?.close();
+    await served?.close();
+    await fixtures?.close();
+  });
+
+  keylessScenarios(() => ({ driver, fixtures }));
 });
