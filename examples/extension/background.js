@@ -60,7 +60,7 @@ const storage = indexedDbStorage({ name: 'bloomgate-extension' });
 let current = null;
 /** url -> the listed expression that matched, from the last confirmation. */
 const matchedExpression = new Map();
-/** url -> { to, sure }: a confirmation sent a 4-byte hash prefix to `to` (sure: false when it failed midway). */
+/** url -> the host a confirmation sent a hash prefix of its listed expression to. */
 const prefixSent = new Map();
 /** tabId -> last http(s) URL that committed without a warning (for "go back"). */
 const lastSafeUrl = new Map();
@@ -79,14 +79,19 @@ const makeGate = () => createGate({
   async confirm(url, { signal }) {
     const settings = await getSettings();
     const hashesUrl = settings.hashesUrl || undefined;
+    // Every request but the endpoint's manifest.json carries a hash prefix (a reply or its proof):
+    // count them, so the warning page says exactly what left the browser, even when the check failed.
+    let sent = false;
+    const countingFetch = (input, init) => {
+      if (!new URL(String(input)).pathname.endsWith('/manifest.json')) sent = true;
+      return fetch(input, init);
+    };
     let answer;
     try {
-      answer = await checkUrl(url, { filter: current.filter, hashesUrl, signal, ...TRUST });
-    } catch (error) {
-      if (hashesUrl) prefixSent.set(url, { to: new URL(hashesUrl).host, sure: false });
-      throw error;
+      answer = await checkUrl(url, { filter: current.filter, hashesUrl, signal, fetch: countingFetch, ...TRUST });
+    } finally {
+      if (sent) prefixSent.set(url, new URL(hashesUrl).host);
     }
-    if (answer.escalated) prefixSent.set(url, { to: new URL(hashesUrl).host, sure: true });
     if (answer.listed) matchedExpression.set(url, answer.expression);
     // Without a hashes endpoint a "maybe" counts as listed: the warning page
     // lets the person continue, so a rare false positive costs one click.
@@ -285,7 +290,7 @@ async function inspect(tabId, url, committed) {
   warning.searchParams.set('expression', expression);
   // What left the browser for this answer: nothing, or a 4-byte hash prefix (warning.js says which).
   const sent = prefixSent.get(url);
-  if (sent) warning.searchParams.set(sent.sure ? 'sentTo' : 'maybeSentTo', sent.to);
+  if (sent) warning.searchParams.set('sentTo', sent);
   const from = lastSafeUrl.get(tabId);
   if (from && from !== url) warning.searchParams.set('from', from);
   try {

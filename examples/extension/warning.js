@@ -3,17 +3,14 @@ const params = new URLSearchParams(location.search);
 const url = params.get('url') ?? '';
 const expression = params.get('expression') ?? '';
 const from = params.get('from');
-// What left the browser for this answer (background.js sets sentTo / maybeSentTo when it asked a hash-prefix endpoint).
+// What left the browser for this answer: background.js sets sentTo when it asked a hash-prefix endpoint.
 const sentTo = params.get('sentTo');
-const maybeSentTo = params.get('maybeSentTo');
 
 document.getElementById('url').textContent = url;
 document.getElementById('expression').textContent = expression;
 document.getElementById('privacy').textContent = sentTo
-  ? `Checked with a Bloom filter on this device, then confirmed by ${sentTo}: it was sent a 4-byte hash prefix of the listed expression, not the address.`
-  : maybeSentTo
-    ? `Checked with a Bloom filter on this device; confirming with ${maybeSentTo} failed, after it may have been sent a 4-byte hash prefix of the listed expression (not the address).`
-    : 'Checked on this device with a Bloom filter: the address was not sent anywhere.';
+  ? `Checked with a Bloom filter on this device, then at ${sentTo}, which was sent a 4-byte hash prefix of the listed expression (not the address).`
+  : 'Checked on this device with a Bloom filter: the address was not sent anywhere.';
 const message = document.getElementById('message');
 const continueButton = document.getElementById('continue');
 if (!/^https?:\/\//i.test(url)) continueButton.disabled = true;

@@ -28,7 +28,8 @@
  * /phish4/) with deltas and manifest.json. Besides it, two forgeries of the same list id (a
  * generation 5 that lists nothing of ours): published unsigned, and signed by the attacker's
  * key. A FilterSite (bench/fresh-site.mjs) serves whichever the scenario picks, on one URL, and
- * records every request.
+ * records every request. And a hash-prefix endpoint of generation 3 (`bloomgate build --store`,
+ * `export-ranges --sign`), on a port of its own.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -42,7 +43,7 @@ import { promisify } from 'node:util';
 import { FilterSite } from '../../../bench/fresh-site.mjs';
 import { LIST_ID, buildUrlFilter, parseList } from '../../../examples/extension/build.mjs';
 import { listenLocal } from './listen.mjs';
-import { root } from './packed.mjs';
+import { root, serveDir } from './packed.mjs';
 
 const CLI = join(root, 'js', 'cli.js');
 const BUILD = join(root, 'examples', 'extension', 'build.mjs');
@@ -77,7 +78,8 @@ const ROUTES = {
  * `serve(files)` makes the filter site serve one of `sites` (genuine[2..4], unsigned, foreign).
  * @returns {Promise<{ buildDir: string, keylessDir: string, publisher: { key: string, listId: string },
  *   sites: { genuine: Map<string, Uint8Array>[], unsigned: Map<string, Uint8Array>, foreign: Map<string, Uint8Array> },
- *   serve: (files: Map<string, Uint8Array>) => void, site: { origin: string }, filterSite: FilterSite, close: () => Promise<void> }>}
+ *   serve: (files: Map<string, Uint8Array>) => void, site: { origin: string }, filterSite: FilterSite,
+ *   hashes: { url: string, requests: { path: string }[] }, close: () => Promise<void> }>}
  */
 export async function startExtensionFixtures() {
   const work = await mkdtemp(join(tmpdir(), 'bloomgate-extension-'));
@@ -105,6 +107,13 @@ export async function startExtensionFixtures() {
   for (const g of [2, 3, 4]) genuine.push(await publish(`g${g}.bgf`, 'site', 'publisher.key'));
   const sites = { genuine, unsigned: await publish('forged.bgf', 'unsigned', null), foreign: await publish('forged.bgf', 'foreign', 'attacker.key') };
 
+  // The hash-prefix endpoint: generation 3's exact store, exported and signed.
+  await writeFile(join(work, 'g3.txt'), `${[...list, '127.0.0.1/phish2/', '127.0.0.1/phish3/'].join('\n')}\n`);
+  await run(work, CLI, ['build', 'g3.txt', '--format', 'urls', '--store', 'g3.bgs', '-o', 'g3-store.bgf', '--list-id', listId, '--generation', '3', '-q']);
+  await run(work, CLI, ['export-ranges', 'g3.bgs', '-o', 'hashes-site', '--sign', 'publisher.key', '-q']);
+  const hashesSite = await serveDir(join(work, 'hashes-site'), { headers: { 'access-control-allow-origin': '*' } });
+  const hashes = { url: `${hashesSite.origin}/hashes`, requests: hashesSite.requests };
+
   const filterSite = new FilterSite({ listId, files: [] });
   await filterSite.start();
   const serve = (files) => {
@@ -123,8 +132,10 @@ export async function startExtensionFixtures() {
     serve,
     site,
     filterSite,
+    hashes,
     async close() {
       await site.close();
+      await hashesSite.close();
       await filterSite.stop();
       await rm(work, { recursive: true, force: true });
     },
@@ -147,13 +158,14 @@ export async function expectStays(driver, url, title) {
 
 const number = (text) => Number(text.replace(/,/g, ''));
 
-/** Popup helpers: type the manifest URL in the settings and save; press "Update now" and wait. */
-async function configure(driver, manifestUrl) {
+/** Popup helpers: type settings ({ manifestUrl, hashesUrl }, or a manifest URL) and save; press "Update now" and wait. */
+async function configure(driver, values) {
   await driver.openPopup();
-  await driver.popupEvaluate((url) => {
-    document.getElementById('manifest-url').value = url;
+  await driver.popupEvaluate((input) => {
+    if (input.manifestUrl !== undefined) document.getElementById('manifest-url').value = input.manifestUrl;
+    if (input.hashesUrl !== undefined) document.getElementById('hashes-url').value = input.hashesUrl;
     document.getElementById('settings').requestSubmit();
-  }, manifestUrl);
+  }, typeof values === 'string' ? { manifestUrl: values } : values);
   await driver.popupWaitFor(() => document.getElementById('settings-message').textContent === 'Saved.');
   await driver.openPopup(); // rendered again: the last update's result
 }
@@ -270,6 +282,23 @@ export function extensionScenarios(get) {
     }
     await driver.visit(`${site.origin}/clean/`);
     await expectStays(driver, `${site.origin}/clean/`, 'Clean page');
+  });
+
+  it('confirms a "maybe" at the signed hash-prefix endpoint, and the warning page says a 4-byte prefix was sent', async () => {
+    const { driver, fixtures: { site, hashes } } = get();
+    await configure(driver, { hashesUrl: hashes.url });
+    const escalations = number(await driver.popupText('escalations'));
+    hashes.requests.length = 0;
+    const listed = `${site.origin}/phish3/`;
+    await driver.visit(listed);
+    await expectWarning(driver, listed, '127.0.0.1/phish3/');
+    assert.equal(await driver.warningPrivacy(), `Checked with a Bloom filter on this device, then at ${new URL(hashes.url).host}, ` +
+      'which was sent a 4-byte hash prefix of the listed expression (not the address).');
+    const paths = hashes.requests.map((request) => request.path);
+    assert.ok(paths.includes('/hashes/manifest.json') && paths.some((path) => /^\/hashes\/[0-9a-f]{8}$/.test(path)), paths.join(' '));
+    await driver.openPopup();
+    assert.ok(number(await driver.popupText('escalations')) > escalations);
+    await configure(driver, { hashesUrl: '' }); // the next scenarios answer locally again
   });
 
   it('keeps the last good filter when a delta is corrupt or the site is down', async () => {
