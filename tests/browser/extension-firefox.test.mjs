@@ -20,7 +20,8 @@
  *     refused and the bundled filter keeps answering; the signed site (`bloomgate publish
  *     --sign`) gives generation 2 as the full file, then generation 3 as a delta (.bgd
  *     requested, the .bgf not); an unsigned or foreign-signed update is refused and generation 3
- *     keeps answering; a corrupt delta or a site that is down keeps the last good filter; the
+ *     keeps answering; a "maybe" confirmed at a signed hash-prefix endpoint, and the warning
+ *     page saying a 4-byte prefix was sent; a corrupt delta or a site that is down keeps the last good filter; the
  *     gate's counters
  *   - in a Firefox of its own, the build without --key: it asks a configured site nothing and
  *     says updates need a publisher key
