@@ -1,7 +1,7 @@
 // @ts-check
 // `bloomgate keygen -o publisher.key`: a new Ed25519 publisher key. The
 // private key goes to the file (mode 0600, never overwriting one); the public
-// key, which apps pin with openFilter(url, { keys: [...] }), goes to stdout.
+// key, which apps pin with openFilter(url, { keys: [...], listId }), goes to stdout.
 import { parseCommandArgs } from './args.js';
 import { dirname } from 'node:path';
 import { CliError, EXIT, quote, usageError } from './errors.js';
@@ -30,8 +30,9 @@ export async function run(argv) {
   const id = await generateKeyFile(values.output);
   process.stdout.write(`${id}\n`);
   if (!values.quiet) {
-    process.stderr.write(`wrote the private key to ${values.output} (mode 0600). Keep it off the web host; pin the public key above in your app:\n` +
-      `  openFilter(manifestUrl, { keys: ['${id}'] })\n`);
+    process.stderr.write(`wrote the private key to ${values.output} (mode 0600). Keep it off the web host; pin the public key above in your app,\n` +
+      'with the list id: \'bloomgate publish --sign\' prints the whole "client options" line to paste, e.g.\n' +
+      `  openFilter(manifestUrl, { keys: ['${id}'], threshold: 1, listId: '<32 hex: the list>' })\n`);
   }
   return EXIT.OK;
 }

@@ -271,14 +271,14 @@ describe('a signed labelled endpoint (serve --sign, export-ranges --sign)', () =
       const manifest = await (await fetch(`${server.url}/hashes/manifest.json`)).json();
       assert.equal(manifest.version, 2);
       assert.deepEqual(manifest.values, { meaning: 'threat', labels: LABELS });
-      const listed = await checkUrl(URLS[4].url, { filter, hashesUrl: `${server.url}/hashes`, keys });
+      const listed = await checkUrl(URLS[4].url, { filter, hashesUrl: `${server.url}/hashes`, keys, listId: LIST_ID });
       assert.deepEqual(listed, { listed: true, expression: 'threat-4.example/path/4/', escalated: true, confirmed: true, threat: URLS[4].label });
       // A "maybe" the store does not hold (a store of the list without URL 7): "not listed", proven against the signed root.
       writeFileSync(path('urls-minus.txt'), urlLines(URLS.filter((_, i) => i !== 7)));
       cli(['build', 'urls-minus.txt', '--format', 'urls', '--store', 'minus.bgs', '--list-id', LIST_ID, '-o', 'minus.bgf', '-q']);
       const minus = await serve({ urlStore: path('minus.bgs'), sign: (bytes) => signAll(bytes, [publisher]) });
       try {
-        const notListed = await checkUrl(URLS[7].url, { filter, hashesUrl: `${minus.url}/hashes`, keys });
+        const notListed = await checkUrl(URLS[7].url, { filter, hashesUrl: `${minus.url}/hashes`, keys, listId: LIST_ID });
         assert.deepEqual(notListed, { listed: false, expression: null, escalated: true, confirmed: true, threat: null });
       } finally {
         await minus.close();
@@ -293,7 +293,7 @@ describe('a signed labelled endpoint (serve --sign, export-ranges --sign)', () =
       const staticServer = await serve({ staticDir: [{ prefix: '/static/', dir: path('signed-export') }] });
       try {
         // A listed URL escalates (a clean one never asks): the forged manifest is refused before any reply counts.
-        await assert.rejects(checkUrl(URLS[0].url, { filter, hashesUrl: `${staticServer.url}/static/hashes`, keys }),
+        await assert.rejects(checkUrl(URLS[0].url, { filter, hashesUrl: `${staticServer.url}/static/hashes`, keys, listId: LIST_ID }),
           (error) => error.code === 'E_ESCALATION' && /signature/i.test(error.message));
       } finally {
         await staticServer.close();
