@@ -261,4 +261,29 @@ eachEngine('a malicious mirror against openFilter', { timeout: 300000 }, (name) 
     const outcome = await fresh(forever, { listId: LIST });
     assert.equal(outcome.code, 'E_EXPIRED', outcome.message);
   });
+
+  it('a manifest that expires while its file downloads is not installed (E_EXPIRED), the copy in use stays', async () => {
+    host.serve(kit.genuine[2]);
+    const lapse = manifestOf(kit.genuine[3]).expires * 1000 + 1000;
+    const outcome = await page.evaluate(async ({ url, keys, listId, lapse: at }) => {
+      window.live?.close();
+      let late = false;
+      let armed = false;
+      const slowFetch = (input, init) => {
+        if (armed && /\.bg[fd]$/.test(String(input))) late = true; // the clock passes the expiry during the download
+        return fetch(input, init);
+      };
+      window.live = await window.bloomgate.openFilter(url, { storage: false, keys, threshold: 2, listId, fetch: slowFetch, now: () => (late ? at : Date.now()) });
+      armed = true;
+      return { armed };
+    }, { url: host.manifestUrl, keys: kit.pinned, listId: LIST, lapse });
+    assert.deepEqual(outcome, { armed: true });
+    host.serve(kit.genuine[3]);
+    const refreshed = await page.evaluate(async () => {
+      const result = await window.live.refresh({ force: true });
+      return { changed: result.changed, code: result.error?.code ?? null, generation: window.live.generation };
+    });
+    assert.deepEqual(refreshed, { changed: false, code: 'E_EXPIRED', generation: 2 });
+    assert.equal((await answers(urlsOf(2))).filter((answer) => !answer).length, 0);
+  });
 });

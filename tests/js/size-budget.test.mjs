@@ -8,8 +8,12 @@
 // errors took it to 38,668 on 2026-12-05 (loadFilter + BloomFilter alone:
 // 30,698). Values per key (js/values.js: buckets and threat labels, the
 // labelled replies, valueOf) and the per-engine batch encoders took it to
-// 40,675 on 2026-12-06, so 42,000. Sizes are deterministic, so this is a test; speed is measured by
-// bench/, never here.
+// 40,675 on 2026-12-06, so 42,000. Issue 28 (keys bound to a list id, the successor and expiry
+// rules, signed endpoint manifests bound and expiring, signatures checked for canonical encoding
+// and keys for a small-order component before any verifier) took it from 41,726 to 43,034 on
+// 2026-12-07, so 43,500: every byte of it is trust code that a "definitely not" never runs, which
+// is what issue 30 (a page pays for what it uses) moves behind a lazy import. Sizes are
+// deterministic, so this is a test; speed is measured by bench/, never here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -20,7 +24,7 @@ import { build } from 'esbuild';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 // Issue 22 raised the module's budget to 45,000 for the fuse4 kind and values per key (they cost 4,423 bytes: 39,772 -> 44,195).
 export const WASM_GZIP_BUDGET = 45_000;
-export const JS_GZIP_BUDGET = 42_000;
+export const JS_GZIP_BUDGET = 43_500;
 
 test(`wasm/bloomgate.wasm is at most ${WASM_GZIP_BUDGET} bytes gzip -9`, (t) => {
   const size = gzipSync(readFileSync(`${root}/wasm/bloomgate.wasm`), { level: 9 }).length;
