@@ -43,7 +43,7 @@ import { CanonicalWriter, hexBytes } from './canonical.js';
 import { BloomgateError } from './errors.js';
 import { privateGet } from './http.js';
 import { blockDigits, merkleHasher, validShape, verifyLeaf } from './merkle.js';
-import { keySetFromOptions, parseSignatures, verifyThreshold } from './signature.js';
+import { CLOCK_SKEW_SECONDS, keySetFromOptions, MAX_SIGNED_LIFETIME_SECONDS, parseSignatures, verifyThreshold } from './signature.js';
 import { parseValues } from './values.js';
 import * as wasm from './wasm/index.js';
 
@@ -273,8 +273,6 @@ function listIdOption(value, where) {
  * @typedef {import('./signature.js').KeySet & { listId: string }} Binding
  */
 
-/** The longest expiry a signed endpoint manifest may carry (the CLI signs at most 366 days), plus clock skew. */
-const MAX_EXPIRES_AHEAD_MS = (366 * 86400 + 3600) * 1000;
 /** listId + key set -> the newest generation a signed endpoint manifest of it was believed at, in this page. */
 const newestGeneration = new Map();
 
@@ -335,7 +333,7 @@ export async function authorityOf(manifest, list, keys, base, protocol) {
   }
   const now = Date.now();
   if (now >= expires * 1000) throw refused('E_EXPIRED', `expired at ${new Date(expires * 1000).toISOString()}`);
-  if (expires * 1000 > now + MAX_EXPIRES_AHEAD_MS) throw refused('E_EXPIRED', 'claims an expiry more than 366 days ahead (the CLI signs at most 366 days)');
+  if (expires * 1000 > now + (MAX_SIGNED_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) * 1000) throw refused('E_EXPIRED', 'claims an expiry more than 366 days ahead (the CLI signs at most 366 days)');
   // Never older than a generation of this list already believed here (a replayed older export).
   const seenKey = `${keys.listId} ${id}`;
   const newest = newestGeneration.get(seenKey) ?? -1;

@@ -44,6 +44,14 @@ import { BloomgateError } from './errors.js';
 export const KEY_PREFIX = 'ed25519:';
 /** More keys than this in one pin or key set is refused: a threshold of hundreds is a mistake. */
 export const MAX_KEYS = 32;
+/**
+ * The longest life a signed record (a filter or escalation manifest) may claim: what the CLI signs
+ * at most (`--expires-in` up to 366d). Readers refuse an expiry further ahead than this plus
+ * CLOCK_SKEW_SECONDS: a replay of such a record would never end.
+ */
+export const MAX_SIGNED_LIFETIME_SECONDS = 366 * 86400;
+/** How far a reader's clock may run behind the signer's before a fresh maximal expiry reads as too far ahead. */
+export const CLOCK_SKEW_SECONDS = 3600;
 
 /**
  * @typedef {{ id: string, raw: Uint8Array }} PublicKey

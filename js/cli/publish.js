@@ -20,6 +20,7 @@ import { AtomicOutput } from './output.js';
 import { formatBytes } from './progress.js';
 import { encodeBetween } from './diff.js';
 import { clientOptionsLine, readSigningKeys, signAll } from './signing.js';
+import { MAX_SIGNED_LIFETIME_SECONDS } from '../signature.js';
 import { currentKeySet, initialRecord, keysDocument, readKeyDocument, KEYS_FILE } from './key-history.js';
 import { refuseKeysInside } from './site-paths.js';
 import { withSiteLock } from './site-lock.js';
@@ -32,8 +33,8 @@ const DEFAULT_EXPIRES_IN = '7d';
 // A delta is worth its request only when clearly smaller than the file (fuse rebuilds change every byte).
 const DELTA_MAX_SHARE = 0.5;
 const UNITS = { s: 1, m: 60, h: 3600, d: 86400, w: 604800 };
-/** An expiry further out than this is a mistake: a frozen site would go unnoticed for years. */
-const MAX_EXPIRES_IN = 366 * 86400;
+/** An expiry further out than this is a mistake (a frozen site would go unnoticed for years), and clients refuse it. */
+const MAX_EXPIRES_IN = MAX_SIGNED_LIFETIME_SECONDS;
 
 const filterName = (generation) => `filter-${generation}.bgf`;
 const deltaName = (from, to) => `delta-${from}-${to}.bgd`;

@@ -22,7 +22,7 @@
  *     one past it is refused (E_EXPIRED), also for a client that holds
  *     nothing yet, so a replayed old manifest works for at most its lifetime
  *     (rollback of a fresh client, bounded). An expiry further ahead than the
- *     CLI signs (MAX_EXPIRES_IN_SECONDS, plus CLOCK_SKEW_SECONDS) is refused
+ *     CLI signs (MAX_SIGNED_LIFETIME_SECONDS, plus CLOCK_SKEW_SECONDS) is refused
  *     too (E_EXPIRED): it would make that replay window endless. The copy in
  *     use turns stale at the expiry of the newest manifest that was believed:
  *     a frozen site is noticed. A manifest that expires while its files
@@ -47,13 +47,8 @@
  */
 import { BloomgateError } from '../errors.js';
 import { digestListed } from '../integrity.js';
-import { verifyThreshold } from '../signature.js';
+import { CLOCK_SKEW_SECONDS, MAX_SIGNED_LIFETIME_SECONDS, verifyThreshold } from '../signature.js';
 import { followRotations } from './key-rotation.js';
-
-/** The longest expiry `bloomgate publish` signs (--expires-in): 366 days. */
-export const MAX_EXPIRES_IN_SECONDS = 366 * 86400;
-/** How far a client's clock may run behind the publisher's before a fresh expiry reads as too far ahead. */
-export const CLOCK_SKEW_SECONDS = 3600;
 
 /**
  * @typedef {import('./key-rotation.js').TrustedKeys} TrustedKeys
@@ -107,7 +102,7 @@ export async function judgeManifest(manifest, context) {
       `the filter manifest at ${url} expired at ${new Date(expiresMs).toISOString()} (a frozen or replayed site); ` +
       (inUse ? 'kept the filter in use' : 'no filter is accepted from it'));
   }
-  if (expiresMs !== null && expiresMs > nowMs + (MAX_EXPIRES_IN_SECONDS + CLOCK_SKEW_SECONDS) * 1000) {
+  if (expiresMs !== null && expiresMs > nowMs + (MAX_SIGNED_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) * 1000) {
     throw new BloomgateError('E_EXPIRED',
       `the filter manifest at ${url} claims to be valid until ${expiryText(expiresMs)}, more than 366 days ahead (bloomgate publish ` +
       `signs at most 366 days): a replay of it would never end; ${inUse ? 'kept the filter in use' : 'no filter is accepted from it'}`);
