@@ -797,3 +797,60 @@ export interface UrlCheck {
 export function checkUrl(url: string, options: EscalationOptions & {
   filter: BloomFilter | FreshFilter; hashesUrl?: string | URL;
 }): Promise<UrlCheck>;
+
+/* ------------------------------------------------------------------------ */
+/* Values being typed: local answers, escalation only for settled values    */
+/* ------------------------------------------------------------------------ */
+
+/** What `settle()` resolves to: the check's result, or, superseded, the value's local answer marked so. */
+export type Settled<T> = T & {
+  /**
+   * Present (true) when a later `local()`, `settle()` or `cancel()` of another value superseded this
+   * escalation before it was answered: its requests were aborted and this is the value's local answer
+   * (`escalated: false`). Ignore it: the user has moved on from this value.
+   */
+  superseded?: true;
+};
+
+/** A value being typed, checked: every keystroke locally, only a settled value by escalation. */
+export interface Checker<T> {
+  /** The filter's answer, synchronous, never any network (`confirmed: false` on "maybe"). Supersedes an escalation of another value. */
+  local(value: string): T;
+  /**
+   * The value is final (the field's change, the form's submit): "definitely not" is answered locally;
+   * "maybe" is escalated to the endpoint once (settled again, in flight or answered, the same escalation
+   * is shared). A later `local`, `settle` or `cancel` of another value supersedes it (see `superseded`).
+   * Rejects as checkPassword / checkUrl do (TypeError for a non-string).
+   */
+  settle(value: string): Promise<Settled<T>>;
+  /** Supersede any escalation in flight (an emptied field, a closed form). */
+  cancel(): void;
+}
+
+/**
+ * A checker of passwords being typed; options as checkPassword's (a `filter` is required). Without
+ * `rangeUrl`, `settle()` gives the local answer. TypeError for a missing filter, E_KEY_ENCODING for
+ * a filter that is not `sha1`.
+ */
+export function passwordChecker(options: Parameters<typeof checkPassword>[1] & { filter: BloomFilter | FreshFilter }): Checker<PasswordCheck>;
+/** A checker of URLs being typed; options as checkUrl's. Without `hashesUrl`, `settle()` gives the local answer. */
+export function urlChecker(options: Parameters<typeof checkUrl>[1]): Checker<UrlCheck>;
+
+/** What watchField needs of a field: an `<input>` (its `form`, when it has one, is watched for submit). */
+export interface WatchedField {
+  value: string;
+  form?: { addEventListener(type: string, listener: () => void): void; removeEventListener(type: string, listener: () => void): void } | null;
+  addEventListener(type: string, listener: () => void): void;
+  removeEventListener(type: string, listener: () => void): void;
+}
+
+/**
+ * Check a page's field as it is typed: `input` -> `check.local` (an emptied field: `onResult(null)` and
+ * `check.cancel()`), `change` and the enclosing form's `submit` -> `check.settle`. `onResult(result,
+ * { value, final })` is never called for a settled answer the field has moved on from; `onError`
+ * (default: rethrown as uncaught) gets failed checks. No timers. Returns a function that unwatches.
+ */
+export function watchField<T>(input: WatchedField, check: Checker<T>, options: {
+  onResult(result: T | null, context: { value: string; final: boolean }): void;
+  onError?(error: unknown, context: { value: string }): void;
+}): () => void;

@@ -12,3 +12,4 @@ export { init } from './wasm/index.js';
 export { createGate } from './gate.js';
 export { checkPassword, hashPassword } from './password.js';
 export { checkUrl, canonicalizeUrl, urlExpressions } from './url.js';
+export { passwordChecker, urlChecker, watchField } from './settled.js';
