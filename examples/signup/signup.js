@@ -1,21 +1,19 @@
 // Signup password meter: strength from zxcvbn-ts, breach check from bloomgate.
-// Every keystroke gets the local answer; escalations are debounced and
-// de-duplicated, so typing a long clean password sends no request at all.
-import { checkPassword, loadFilter } from 'bloomgate';
+// Every keystroke gets the local answer and sends nothing; only the password the
+// user settles on (leaving the field, pressing Enter, signing up) is escalated,
+// and only when the filter says "maybe": watchField wires input -> local and
+// change/submit -> settle, with no timer, and drops an answer for a password the
+// user has since changed.
+import { loadFilter, passwordChecker, watchField } from 'bloomgate';
 
 const input = document.getElementById('password');
 const bar = document.getElementById('strength-bar');
 const strengthText = document.getElementById('strength-text');
 const status = document.getElementById('breach-status');
-const DEBOUNCE_MS = 350;
 const COLORS = ['#b3261e', '#d0611c', '#c99a00', '#5a9c2f', '#17733a'];
 const LABELS = ['very weak', 'weak', 'fair', 'strong', 'very strong'];
 
-let filter = null;
 let filterError = null;
-const answers = new Map(); // password -> Promise of the server's answer (one request each)
-let timer = 0;
-let typed = 0;
 
 function say(text, tone) {
   status.textContent = text;
@@ -24,8 +22,7 @@ function say(text, tone) {
 
 // data-filter / data-strength on <body> say when each part is ready (and let tests wait for it).
 const filterReady = loadFilter('/filters/passwords.bgf')
-  .then((loaded) => { filter = loaded; document.body.dataset.filter = 'ready'; })
-  .catch((error) => { filterError = error; document.body.dataset.filter = 'failed'; });
+  .catch((error) => { filterError = error; document.body.dataset.filter = 'failed'; return null; });
 
 // Strength is independent of the breach check: it keeps working if the check cannot.
 const strength = (async () => {
@@ -65,34 +62,39 @@ function describe(result) {
   return [`Seen ${times} in breaches — please choose another password.`, 'bad'];
 }
 
-async function onInput() {
-  const password = input.value;
-  const mine = ++typed;
-  showStrength(password);
-  clearTimeout(timer);
-  if (!password) return say('', '');
-  await filterReady;
-  if (mine !== typed) return;
-  if (filterError) return say("Couldn't check against known breaches right now (the breach list did not load).", 'warn');
-  // Local answer first: "definitely not" needs no network at all.
-  const local = await checkPassword(password, { filter });
-  if (mine !== typed) return;
-  if (!local.breached) return say('Not found in known breaches.', 'ok');
-  say('Possibly breached — checking…', 'warn');
-  timer = setTimeout(async () => {
-    if (!answers.has(password)) {
-      const pending = checkPassword(password, { filter, rangeUrl: '/range' });
-      pending.catch(() => answers.delete(password)); // failures are retried on the next keystroke
-      answers.set(password, pending);
-    }
-    try {
-      const result = await answers.get(password);
-      if (mine === typed) say(...describe(result));
-    } catch {
-      if (mine === typed) say("Couldn't check against known breaches right now.", 'warn');
-    }
-  }, DEBOUNCE_MS);
+// The breach status: the local answer while typing, the settled answer once final.
+function showBreach(result, { final }) {
+  if (result === null) return say('', '');
+  if (!result.breached) return say('Not found in known breaches.', 'ok');
+  if (result.confirmed) return say(...describe(result));
+  // A local "maybe": checked with the server once the password is settled on.
+  say(final ? 'Possibly breached (not confirmed).' : 'Possibly breached — checked when you leave the field.', 'warn');
 }
 
-input.addEventListener('input', onInput);
+input.addEventListener('input', () => {
+  showStrength(input.value);
+  if (filterError) say("Couldn't check against known breaches right now (the breach list did not load).", 'warn');
+});
+
+filterReady.then((filter) => {
+  if (!filter) return;
+  const check = passwordChecker({ filter, rangeUrl: '/range' });
+  watchField(input, check, {
+    onResult: showBreach,
+    onError: () => say("Couldn't check against known breaches right now.", 'warn'),
+  });
+  document.body.dataset.filter = 'ready';
+  // Typed before the filter arrived: answer now, and settle what was already left.
+  if (input.value) {
+    showBreach(check.local(input.value), { final: false });
+    if (document.activeElement !== input) {
+      const { value } = input;
+      check.settle(value).then(
+        (result) => { if (input.value === value && !result.superseded) showBreach(result, { final: true }); },
+        () => say("Couldn't check against known breaches right now.", 'warn'),
+      );
+    }
+  }
+});
+
 document.getElementById('signup').addEventListener('submit', (event) => event.preventDefault());

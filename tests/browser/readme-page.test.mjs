@@ -12,8 +12,11 @@
  * request leaves each engine's network stack as it would for real.
  *
  *   - a clean password is answered in the page, with no request;
- *   - "password" (in the filter, seen 200 times) is escalated with its 5-hex
- *     prefix only, and the field's validity message says how often it was seen.
+ *   - "password" (in the filter, seen 200 times), settled by leaving the field, is escalated
+ *     with its 5-hex prefix only, and the field's validity message says how often it was seen;
+ *   - "password-123" typed key by key at 400 ms a key with a 1.5 s pause midway (its
+ *     prefixes "password" and "password-12" are in the filter too): no request while typing,
+ *     exactly one, for its own prefix, once the field is left (issue 29).
  *
  * Run: node --test tests/browser/readme-page.test.mjs (needs openssl; the
  * browsers: tests/browser/engines/index.mjs).
@@ -41,6 +44,7 @@ const SHA1 = createHash('sha1').update('password').digest('hex').toUpperCase();
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.bgf': 'application/octet-stream' };
 
 const FIELD = 'input[type=password]';
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const page = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
@@ -132,6 +136,7 @@ for (const name of ENGINES) {
       for (;;) {
         await tab.fill(FIELD, '');
         await tab.fill(FIELD, 'password');
+        await tab.evaluate((selector) => document.querySelector(selector).blur(), FIELD); // settled: change
         const answered = await tab.waitFor((selector) => document.querySelector(selector).validationMessage !== '', FIELD, { timeout: 2000 })
           .then(() => true, () => false);
         if (answered || Date.now() > deadline) break;
@@ -143,8 +148,28 @@ for (const name of ENGINES) {
 
       const before = rangeRequests.length;
       await tab.fill(FIELD, 'correct horse battery staple 42');
+      await tab.evaluate((selector) => document.querySelector(selector).blur(), FIELD);
       await tab.waitFor((selector) => document.querySelector(selector).validationMessage === '', FIELD, { timeout: 10000 });
+      await sleep(500);
       assert.equal(rangeRequests.length, before, 'a clean password sends no request');
+      assert.deepEqual(await tab.errors(), []);
+
+      // Typed at 400 ms a key, with a 1.5 s pause midway: listed prefixes are answered locally.
+      await tab.fill(FIELD, '');
+      await tab.click(FIELD);
+      const typed = 'password-123';
+      for (const [i, key] of Array.from(typed).entries()) {
+        await tab.keys(key);
+        await sleep(i === typed.length / 2 - 1 ? 1500 : 400);
+      }
+      assert.equal(await tab.evaluate((selector) => document.querySelector(selector).value, FIELD), typed);
+      assert.equal(rangeRequests.length, before, 'no request while typing');
+      await tab.evaluate((selector) => document.querySelector(selector).blur(), FIELD);
+      const deadline2 = Date.now() + 10000;
+      while (rangeRequests.length === before && Date.now() < deadline2) await sleep(50);
+      await sleep(500);
+      const prefix = createHash('sha1').update(typed).digest('hex').toUpperCase().slice(0, 5);
+      assert.deepEqual(rangeRequests.slice(before).map((request) => request.prefix), [prefix], 'one request, for the settled value');
       assert.deepEqual(await tab.errors(), []);
     });
   });
