@@ -72,12 +72,13 @@ function thresholdOf(filter, requested) {
  * @param {(value: string) => any} localOf the local answer (throws TypeError for a non-string)
  * @param {((value: string, signal: AbortSignal) => Promise<any>) | null} escalate null: no endpoint
  * @param {AbortSignal | undefined} outer the caller's signal, which aborts every escalation
+ * @param {() => unknown} version what an answer is kept with (a live filter's generation)
  */
-function checker(where, localOf, escalate, outer) {
+function checker(where, localOf, escalate, outer, version) {
   /** @type {{ value: string, controller: AbortController, finish: () => void, promise: Promise<any> } | null} */
   let pending = null;
-  /** @type {{ value: string, promise: Promise<any> } | null} */
-  let answered = null;
+  /** @type {{ value: string, version: unknown, promise: Promise<any> } | null} */
+  let answered = null; // the last settled value's answer, for as long as the filter's generation lasts
 
   function supersede(value) {
     if (pending === null || pending.value === value) return;
@@ -91,10 +92,9 @@ function checker(where, localOf, escalate, outer) {
 
   function escalation(value, local) {
     const controller = new AbortController();
-    if (outer) {
-      if (outer.aborted) controller.abort(outer.reason);
-      else outer.addEventListener('abort', () => controller.abort(outer.reason), { once: true });
-    }
+    const onAbort = () => controller.abort(outer?.reason);
+    if (outer?.aborted) onAbort();
+    else outer?.addEventListener('abort', onAbort, { once: true });
     /** @type {() => void} */
     let finish = () => {};
     const superseded = new Promise((resolve) => {
@@ -118,13 +118,13 @@ function checker(where, localOf, escalate, outer) {
       () => {
         if (pending === entry) {
           pending = null;
-          answered = { value, promise: entry.promise };
+          answered = { value, version: version(), promise: entry.promise };
         }
       },
       () => {
         if (pending === entry) pending = null; // a failure is not kept: settled again, it is asked again
       },
-    );
+    ).finally(() => outer?.removeEventListener('abort', onAbort));
     pending = entry;
     return entry.promise;
   }
@@ -149,7 +149,7 @@ function checker(where, localOf, escalate, outer) {
       if (local.confirmed || escalate === null) return Promise.resolve(local);
       if (pending !== null) return pending.promise; // the same value, in flight
       const last = answered;
-      if (last !== null && last.value === value) return last.promise;
+      if (last !== null && last.value === value && last.version === version()) return last.promise;
       return escalation(value, local);
     },
   });
@@ -162,10 +162,11 @@ function checker(where, localOf, escalate, outer) {
  */
 export function passwordChecker(options) {
   const filter = requireFilter(options, 'sha1', 'passwordChecker');
-  const minCount = thresholdOf(filter, options.minCount);
+  thresholdOf(filter, options.minCount); // a bad minCount fails now
   const { rangeUrl } = options;
   const local = (password) => {
     if (typeof password !== 'string') throw new TypeError('passwordChecker: the password must be a string');
+    const minCount = thresholdOf(filter, options.minCount); // a live filter's may change with its list
     const digest = wasm.sha1(password);
     const meaning = valueMeaningOf(filter);
     const buckets = meaning?.meaning === 'seen-at-least' ? meaning : null;
@@ -177,7 +178,7 @@ export function passwordChecker(options) {
     return flagStale({ breached: true, count: null, escalated: false, confirmed: false, minCount, ...seen(bound) }, filter);
   };
   const escalate = rangeUrl === undefined ? null : (password, signal) => checkPassword(password, { ...options, signal });
-  return checker('passwordChecker', local, escalate, options.signal);
+  return checker('passwordChecker', local, escalate, options.signal, () => filter.generation);
 }
 
 /**
@@ -203,7 +204,7 @@ export function urlChecker(options) {
     return flagStale({ listed: false, expression: null, escalated: false, confirmed: true, ...threatField(null) }, filter);
   };
   const escalate = hashesUrl === undefined ? null : (url, signal) => checkUrl(url, { ...options, signal });
-  return checker('urlChecker', local, escalate, options.signal);
+  return checker('urlChecker', local, escalate, options.signal, () => filter.generation);
 }
 
 /**

@@ -187,6 +187,17 @@ describe('passwordChecker', () => {
     assert.equal(calls, 2);
   });
 
+  test("the caller's signal aborts an escalation: it rejects with the signal's reason", async () => {
+    const { fetch, requests } = fakeFetch({ hold: true });
+    const controller = new AbortController();
+    const check = passwordChecker({ filter, rangeUrl: RANGE_URL, fetch, signal: controller.signal });
+    const pending = check.settle('dragon');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort(new Error('page closed'));
+    await assert.rejects(pending, /page closed/);
+    assert.equal(requests[0].aborted, true);
+  });
+
   test('without rangeUrl, settle() gives the local answer', async () => {
     const check = passwordChecker({ filter });
     assert.deepEqual(await check.settle('letmein'), { breached: true, count: null, escalated: false, confirmed: false, minCount: 1 });
