@@ -11,7 +11,7 @@
 //
 // The pages are served through the recording forwarder (helpers/front.mjs), as signup.test.mjs
 // serves them: every request the page makes is counted there.
-import { after, before, describe, it } from 'node:test';
+import { after, before, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -19,7 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { BloomFilter, urlExpressions } from '../../js/index.js';
-import { ENGINES, launchEngine, skipUnless } from './engines/index.mjs';
+import { launchEngine } from './engines/index.mjs';
+import { eachEngine } from './helpers/each-engine.mjs';
 import { listedHosts, startExampleSite } from './helpers/example-site.mjs';
 import { startFront } from './helpers/front.mjs';
 
@@ -77,76 +78,74 @@ const passwordMaybe = (password) => passwordFilter.mightContainKey(createHash('s
 /** The 8-hex prefixes of a URL's expressions the filter answers "maybe" for. */
 const urlMaybes = (url) => urlExpressions(url).filter((e) => urlFilter.mightContainKey(createHash('sha256').update(e).digest())).map(sha256Prefix);
 
-for (const name of ENGINES) {
-  describe(name, { skip: skipUnless(name), timeout: 300000 }, () => {
-    let front;
-    let engine;
+eachEngine('typing into the example pages', { timeout: 300000 }, (name) => {
+  let front;
+  let engine;
 
-    before(async () => {
-      front = await startFront(site.base);
-      engine = await launchEngine(name);
-    });
-
-    after(async () => {
-      await engine?.close();
-      await front?.close();
-    });
-
-    /** Requests to `endpoint` (/range/, /hashes/) from `from` on, the manifest left out. */
-    const escalations = (from, endpoint) => front.requests.slice(from)
-      .filter((path) => path.startsWith(endpoint) && !path.endsWith('/manifest.json'))
-      .map((path) => path.slice(endpoint.length));
-
-    for (const { typed, listedPrefixes } of PASSWORDS) {
-      it(`signup: typing ${JSON.stringify(typed)} escalates no intermediate string, the final one once when "maybe", never when "definitely not"`, async () => {
-        for (const prefix of listedPrefixes) assert.ok(passwordMaybe(prefix), `${prefix} is listed: typing passes through a "maybe"`);
-        const page = await engine.newPage();
-        await page.goto(`${front.origin}/signup/`);
-        await page.waitFor(() => document.body.dataset.filter === 'ready' && document.body.dataset.strength === 'ready', null, { timeout: 60000 });
-        const from = front.requests.length;
-        await page.click('#password');
-        await typeSlowly(page, typed);
-        assert.equal(await page.evaluate(() => document.querySelector('#password').value), typed);
-        assert.deepEqual(escalations(from, '/range/'), [], 'no request while typing');
-        await page.click('#email'); // change
-        await page.click('#signup button[type="submit"]'); // submit: the same value, shared
-        const maybe = passwordMaybe(typed);
-        if (maybe) await page.waitFor(() => document.querySelector('#breach-status').textContent.startsWith('Seen '));
-        else await page.waitFor(() => document.querySelector('#breach-status').textContent === 'Not found in known breaches.');
-        await sleep(AFTER_MS);
-        const sent = escalations(from, '/range/');
-        const intermediate = new Set(prefixesOf(typed).slice(0, -1).map(sha1Prefix));
-        intermediate.delete(sha1Prefix(typed));
-        assert.deepEqual(sent.filter((prefix) => intermediate.has(prefix)), [], 'no escalation of an intermediate string');
-        assert.deepEqual(sent, maybe ? [sha1Prefix(typed)] : [], `${typed}: ${sent.join(' ')}`);
-        assert.deepEqual(await page.errors(), []);
-        await page.close();
-      });
-    }
-
-    for (const { typed, listedPrefixes } of URLS) {
-      const url = `http://${typed}`;
-      it(`URL checker: typing ${JSON.stringify(typed)} escalates no intermediate string, the final one once when "maybe", never when "definitely not"`, async () => {
-        for (const prefix of listedPrefixes) assert.ok(urlMaybes(`http://${prefix}`).length > 0, `${prefix} is listed`);
-        const page = await engine.newPage();
-        await page.goto(`${front.origin}/url-checker/`);
-        await page.waitFor(() => document.body.dataset.filter === 'ready', null, { timeout: 60000 });
-        const from = front.requests.length;
-        await page.click('#url');
-        await typeSlowly(page, typed);
-        assert.equal(await page.evaluate(() => document.querySelector('#url').value), typed);
-        assert.deepEqual(escalations(from, '/hashes/'), [], 'no request while typing');
-        await page.click('#check button[type="submit"]'); // change (the field is left), then submit
-        const maybes = urlMaybes(url);
-        if (maybes.length) await page.waitFor(() => document.querySelector('#result').textContent.startsWith('Listed: '));
-        else await page.waitFor(() => document.querySelector('#result').textContent === 'Not listed (answered locally, nothing was sent).');
-        await sleep(AFTER_MS);
-        const sent = escalations(from, '/hashes/');
-        assert.ok(sent.length <= 1, `at most one escalation: ${sent.join(' ')}`);
-        assert.deepEqual(sent, maybes.length ? [maybes[0]] : [], `${typed}: ${sent.join(' ')}`);
-        assert.deepEqual(await page.errors(), []);
-        await page.close();
-      });
-    }
+  before(async () => {
+    front = await startFront(site.base);
+    engine = await launchEngine(name);
   });
-}
+
+  after(async () => {
+    await engine?.close();
+    await front?.close();
+  });
+
+  /** Requests to `endpoint` (/range/, /hashes/) from `from` on, the manifest left out. */
+  const escalations = (from, endpoint) => front.requests.slice(from)
+    .filter((path) => path.startsWith(endpoint) && !path.endsWith('/manifest.json'))
+    .map((path) => path.slice(endpoint.length));
+
+  for (const { typed, listedPrefixes } of PASSWORDS) {
+    it(`signup: typing ${JSON.stringify(typed)} escalates no intermediate string, the final one once when "maybe", never when "definitely not"`, async () => {
+      for (const prefix of listedPrefixes) assert.ok(passwordMaybe(prefix), `${prefix} is listed: typing passes through a "maybe"`);
+      const page = await engine.newPage();
+      await page.goto(`${front.origin}/signup/`);
+      await page.waitFor(() => document.body.dataset.filter === 'ready' && document.body.dataset.strength === 'ready', null, { timeout: 60000 });
+      const from = front.requests.length;
+      await page.click('#password');
+      await typeSlowly(page, typed);
+      assert.equal(await page.evaluate(() => document.querySelector('#password').value), typed);
+      assert.deepEqual(escalations(from, '/range/'), [], 'no request while typing');
+      await page.click('#email'); // change
+      await page.click('#signup button[type="submit"]'); // submit: the same value, shared
+      const maybe = passwordMaybe(typed);
+      if (maybe) await page.waitFor(() => document.querySelector('#breach-status').textContent.startsWith('Seen '));
+      else await page.waitFor(() => document.querySelector('#breach-status').textContent === 'Not found in known breaches.');
+      await sleep(AFTER_MS);
+      const sent = escalations(from, '/range/');
+      const intermediate = new Set(prefixesOf(typed).slice(0, -1).map(sha1Prefix));
+      intermediate.delete(sha1Prefix(typed));
+      assert.deepEqual(sent.filter((prefix) => intermediate.has(prefix)), [], 'no escalation of an intermediate string');
+      assert.deepEqual(sent, maybe ? [sha1Prefix(typed)] : [], `${typed}: ${sent.join(' ')}`);
+      assert.deepEqual(await page.errors(), []);
+      await page.close();
+    });
+  }
+
+  for (const { typed, listedPrefixes } of URLS) {
+    const url = `http://${typed}`;
+    it(`URL checker: typing ${JSON.stringify(typed)} escalates no intermediate string, the final one once when "maybe", never when "definitely not"`, async () => {
+      for (const prefix of listedPrefixes) assert.ok(urlMaybes(`http://${prefix}`).length > 0, `${prefix} is listed`);
+      const page = await engine.newPage();
+      await page.goto(`${front.origin}/url-checker/`);
+      await page.waitFor(() => document.body.dataset.filter === 'ready', null, { timeout: 60000 });
+      const from = front.requests.length;
+      await page.click('#url');
+      await typeSlowly(page, typed);
+      assert.equal(await page.evaluate(() => document.querySelector('#url').value), typed);
+      assert.deepEqual(escalations(from, '/hashes/'), [], 'no request while typing');
+      await page.click('#check button[type="submit"]'); // change (the field is left), then submit
+      const maybes = urlMaybes(url);
+      if (maybes.length) await page.waitFor(() => document.querySelector('#result').textContent.startsWith('Listed: '));
+      else await page.waitFor(() => document.querySelector('#result').textContent === 'Not listed (answered locally, nothing was sent).');
+      await sleep(AFTER_MS);
+      const sent = escalations(from, '/hashes/');
+      assert.ok(sent.length <= 1, `at most one escalation: ${sent.join(' ')}`);
+      assert.deepEqual(sent, maybes.length ? [maybes[0]] : [], `${typed}: ${sent.join(' ')}`);
+      assert.deepEqual(await page.errors(), []);
+      await page.close();
+    });
+  }
+});
