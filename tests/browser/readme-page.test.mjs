@@ -127,7 +127,7 @@ for (const name of ENGINES) {
       await engine?.close();
     });
 
-    it('answers a clean password locally and a breached one by its 5-hex prefix', async () => {
+    it('answers a clean password locally and a breached one by its 5-hex prefix; typed key by key, only the settled value escalates', async () => {
       await tab.goto(`${site.origin}/`);
       const message = () => tab.evaluate((selector) => document.querySelector(selector).validationMessage, FIELD);
 
