@@ -11,8 +11,10 @@
 // 40,675 on 2026-12-06, so 42,000. Issue 28 (keys bound to a list id, the successor and expiry
 // rules, signed endpoint manifests bound and expiring, signatures checked for canonical encoding
 // and keys for a small-order component before any verifier) took it from 41,726 to 43,034 on
-// 2026-12-07, so 43,500: every byte of it is trust code that a "definitely not" never runs, which
-// is what issue 30 (a page pays for what it uses) moves behind a lazy import. Sizes are
+// 2026-12-07; the settled-value checkers (js/settled.js, issue 29 item 1: passwordChecker,
+// urlChecker, watchField) took it to 44,206 the same day, so 44,500. The trust code and the
+// escalation are what a "definitely not" never runs, which is what issue 30 (a page pays for what
+// it uses) moves behind a lazy import. Sizes are
 // deterministic, so this is a test; speed is measured by bench/, never here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -24,7 +26,7 @@ import { build } from 'esbuild';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 // Issue 22 raised the module's budget to 45,000 for the fuse4 kind and values per key (they cost 4,423 bytes: 39,772 -> 44,195).
 export const WASM_GZIP_BUDGET = 45_000;
-export const JS_GZIP_BUDGET = 43_500;
+export const JS_GZIP_BUDGET = 44_500;
 
 test(`wasm/bloomgate.wasm is at most ${WASM_GZIP_BUDGET} bytes gzip -9`, (t) => {
   const size = gzipSync(readFileSync(`${root}/wasm/bloomgate.wasm`), { level: 9 }).length;

@@ -86,11 +86,11 @@ test('genuine static range export with keys: listed passwords listed, clean ones
   const keys = [endpoints.publisherKey];
   const fetchImpl = (...args) => fetch(...args);
   for (const password of LISTED_PASSWORDS) {
-    const result = await checkPassword(password, { filter, rangeUrl: `${host}/range`, keys, fetch: fetchImpl });
+    const result = await checkPassword(password, { filter, rangeUrl: `${host}/range`, keys, listId: LIST_ID, fetch: fetchImpl });
     assert.equal(result.breached, true, password);
   }
   for (const password of CLEAN_PASSWORDS) {
-    const result = await checkPassword(password, { filter, rangeUrl: `${host}/range`, keys, fetch: fetchImpl });
+    const result = await checkPassword(password, { filter, rangeUrl: `${host}/range`, keys, listId: LIST_ID, fetch: fetchImpl });
     assert.deepEqual([result.breached, result.escalated], [false, true], password);
   }
 });
