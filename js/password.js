@@ -51,7 +51,8 @@ function toHex(bytes) {
   return hex;
 }
 
-function keyEncodingOf(filter) {
+/** A filter's key encoding, from the property or (an older-shaped filter) its stats. */
+export function keyEncodingOf(filter) {
   return typeof filter.keyEncoding === 'string' ? filter.keyEncoding : filter.stats().keyEncoding;
 }
 
@@ -151,12 +152,12 @@ function hexToBytes(hex) {
 }
 
 /** The threshold a check decides with: the filter's, or a stricter one the caller asks for. */
-function thresholdOf(filter, requested) {
+export function thresholdOf(filter, requested, where = 'checkPassword') {
   const own = filter ? filter.minCount ?? 1 : 1;
   if (requested === undefined) return own;
-  if (!Number.isSafeInteger(requested) || requested < 1) throw new RangeError(`checkPassword: minCount must be a positive integer, got ${String(requested)}`);
+  if (!Number.isSafeInteger(requested) || requested < 1) throw new RangeError(`${where}: minCount must be a positive integer, got ${String(requested)}`);
   if (requested < own) {
-    throw new RangeError(`checkPassword: minCount ${requested} is below the filter's ${own}: its "no" says nothing about hashes seen fewer than ${own} times`);
+    throw new RangeError(`${where}: minCount ${requested} is below the filter's ${own}: its "no" says nothing about hashes seen fewer than ${own} times`);
   }
   return requested;
 }

@@ -23,7 +23,7 @@
  */
 import { BloomgateError } from './errors.js';
 import { trustOf } from './endpoint.js';
-import { checkPassword, flagStale } from './password.js';
+import { checkPassword, flagStale, keyEncodingOf, thresholdOf } from './password.js';
 import { checkUrl, urlExpressions } from './url.js';
 import { boundOf, labelOf, valueMeaningOf, valueOfKey } from './values.js';
 import * as wasm from './wasm/index.js';
@@ -33,10 +33,6 @@ const NONE = Symbol('none');
 
 /** The abort reasons this module gave: a check that failed with one of them was caught by another check's supersession. */
 const supersessions = new WeakSet();
-
-function keyEncodingOf(filter) {
-  return typeof filter.keyEncoding === 'string' ? filter.keyEncoding : filter.stats().keyEncoding;
-}
 
 /** The options every checker needs: an object with a filter of the right key encoding. */
 function requireFilter(options, encoding, where) {
@@ -53,17 +49,6 @@ function requireFilter(options, encoding, where) {
   }
   trustOf(options, filter, where); // bad keys or listId fail now, not at the first escalation
   return filter;
-}
-
-/** The threshold checkPassword decides with (the filter's, or a stricter minCount). */
-function thresholdOf(filter, requested) {
-  const own = filter.minCount ?? 1;
-  if (requested === undefined) return own;
-  if (!Number.isSafeInteger(requested) || requested < 1) throw new RangeError(`passwordChecker: minCount must be a positive integer, got ${String(requested)}`);
-  if (requested < own) {
-    throw new RangeError(`passwordChecker: minCount ${requested} is below the filter's ${own}: its "no" says nothing about hashes seen fewer than ${own} times`);
-  }
-  return requested;
 }
 
 /**
@@ -162,11 +147,11 @@ function checker(where, localOf, escalate, outer, version) {
  */
 export function passwordChecker(options) {
   const filter = requireFilter(options, 'sha1', 'passwordChecker');
-  thresholdOf(filter, options.minCount); // a bad minCount fails now
+  thresholdOf(filter, options.minCount, 'passwordChecker'); // a bad minCount fails now
   const { rangeUrl } = options;
   const local = (password) => {
     if (typeof password !== 'string') throw new TypeError('passwordChecker: the password must be a string');
-    const minCount = thresholdOf(filter, options.minCount); // a live filter's may change with its list
+    const minCount = thresholdOf(filter, options.minCount, 'passwordChecker'); // a live filter's may change with its list
     const digest = wasm.sha1(password);
     const meaning = valueMeaningOf(filter);
     const buckets = meaning?.meaning === 'seen-at-least' ? meaning : null;

@@ -13,7 +13,7 @@
  * with the proof of the prefix's 4-hex block (endpoint.js, merkle.js).
  */
 import { BloomgateError } from './errors.js';
-import { flagStale } from './password.js';
+import { flagStale, keyEncodingOf } from './password.js';
 import { authorityOf, checkReply, endpointUrl, fetchProof, listOf, manifestOf, trustOf } from './endpoint.js';
 import { checkTimeout, privateGet } from './http.js';
 import { blockDigits, hashesLeafRecords } from './merkle.js';
@@ -98,10 +98,6 @@ export function urlExpressions(url) {
   const input = requireUrlString(url, 'urlExpressions');
   requireReady();
   return wasm.urlExpressions(input);
-}
-
-function keyEncodingOf(filter) {
-  return typeof filter.keyEncoding === 'string' ? filter.keyEncoding : filter.stats().keyEncoding;
 }
 
 /**
